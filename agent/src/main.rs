@@ -1,1 +1,142 @@
-fn main(){}
+//! The `tripcap` binary: parses flags, calls the library, maps the result to an
+//! exit code. Errors are printed as one line that says what to do.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio_util::sync::CancellationToken;
+use tripcap::cli::{CheckArgs, Cli, Command, LogFormat, RunArgs};
+use tripcap::config::Config;
+use tripcap::daemon::{self, RunOptions};
+use tripcap::window::CaptureOutcome;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_format, cli.verbose);
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tripcap: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging(format: LogFormat, verbose: u8) {
+    let default = match verbose {
+        0 => "info",
+        1 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Human => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("cannot start the async runtime")
+}
+
+fn load(config: Option<&std::path::Path>, quick: &tripcap::cli::QuickArgs) -> anyhow::Result<Config> {
+    let mut c = match config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    c.apply(&quick.flags());
+    Ok(c)
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run_agent(args),
+        Command::Check(args) => check(args),
+        Command::Interfaces => {
+            let report = tripcap::interfaces::report(std::path::Path::new("/sys")).context("cannot list capture devices")?;
+            print!("{report}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo(args) => {
+            let report = runtime()?.block_on(tripcap::demo::run(&args.out, args.replay))?;
+            print!("{}", tripcap::demo::describe(&report));
+            Ok(match report.capture {
+                CaptureOutcome::Written { .. } => ExitCode::SUCCESS,
+                CaptureOutcome::Failed { .. } => ExitCode::FAILURE,
+            })
+        }
+        Command::Analyze(args) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            tripcap::analyze::run(&args, &mut out)?;
+            std::io::Write::flush(&mut out).ok();
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let config = load(args.config.as_deref(), &args.quick)?;
+    let notes = config.check()?;
+    let set = config.trigger_set()?;
+    for n in &notes {
+        println!("note: {n}");
+    }
+    println!(
+        "ok: {} trigger(s), filter `{}`, snaplen {}, ring {} bytes, output {}",
+        set.defs().len(),
+        config.capture.filter,
+        config.capture.snaplen,
+        config.ring.memory_limit,
+        config.output.dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_agent(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let config = load(args.config.as_deref(), &args.quick)?;
+    let opts = RunOptions {
+        replay: args.from_pcap,
+        speed: args.speed,
+        trigger_at: args.trigger_at,
+        manual_window: Some((
+            args.quick.pre.unwrap_or(tripcap_triggers::DEFAULT_PRE),
+            args.quick.post.unwrap_or(tripcap_triggers::DEFAULT_POST),
+        )),
+    };
+    let rt = runtime()?;
+    let summary = rt.block_on(async {
+        let shutdown = CancellationToken::new();
+        let on_signal = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("stopping: closing open captures");
+            on_signal.cancel();
+        });
+        daemon::run(config, opts, shutdown, None).await
+    })?;
+    let failed = summary.captures.iter().filter(|c| matches!(c, CaptureOutcome::Failed { .. })).count();
+    for c in &summary.captures {
+        if let CaptureOutcome::Written { pcapng, report, .. } = c {
+            println!("{}\t{} packets\t{}", pcapng.display(), report.packets, if report.window.complete { "complete" } else { "incomplete" });
+        }
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Live capture with libpcap: one dedicated OS thread per interface.
+//!
+//! The handle is opened (and every error reported) on the caller's thread, so
+//! a bad interface, filter or permission fails `tripcap run` before anything
+//! starts. The thread then polls the socket with a short timeout, drains it
+//! with `pcap_dispatch` in non-blocking mode (a quiet link still returns, so
+//! watermarks keep rising), copies each packet into its own ring block, seals
+//! the block when full or [`FLUSH_INTERVAL`] old, and reads the kernel's drop
+//! counters every second (32-bit, wrapping: see [`WrappingCounter`]).
+
+use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use pcap::{Active, Capture, Precision};
+
+use super::{now_ns, CaptureError, IfaceCounters, InterfaceInfo, TsPrecision, WrappingCounter};
+use crate::capture_file::pcapng::InterfaceDesc;
+use crate::ring::{BlockWriter, Ring, WATERMARK_END};
+
+/// libpcap read timeout (TPACKET_V3 block retire timeout), ms.
+const READ_TIMEOUT_MS: i32 = 100;
+/// A block with packets is sealed at least this often, so windows see them.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(200);
+/// How far behind "now" the watermark stays: a packet can sit in a kernel
+/// block for up to the read timeout before we can read it.
+const WATERMARK_LAG_NS: i64 = 3 * READ_TIMEOUT_MS as i64 * 1_000_000;
+
+extern "C" {
+    fn pcap_get_tstamp_precision(p: *mut libc::c_void) -> libc::c_int;
+}
+
+/// What to capture on one interface.
+#[derive(Debug, Clone)]
+pub struct LiveSpec {
+    /// Interface name.
+    pub iface: String,
+    /// BPF filter.
+    pub filter: String,
+    /// Snapshot length in bytes.
+    pub snaplen: u32,
+    /// Kernel buffer in bytes.
+    pub buffer_size: u32,
+    /// Promiscuous mode.
+    pub promiscuous: bool,
+}
+
+/// An opened, filtered, non-blocking capture, ready for [`spawn`].
+pub struct LiveCapture {
+    cap: Capture<Active>,
+    info: InterfaceInfo,
+}
+
+impl LiveCapture {
+    /// What the ring and the files will say about this interface.
+    pub fn info(&self) -> &InterfaceInfo {
+        &self.info
+    }
+}
+
+/// Open `spec`: activate, ask for nanosecond timestamps (and read back what
+/// libpcap really gave), set the filter, switch to non-blocking.
+pub fn open(spec: &LiveSpec) -> Result<LiveCapture, CaptureError> {
+    let err = |e: pcap::Error| CaptureError::from_pcap(&spec.iface, &e);
+    let inactive = Capture::from_device(spec.iface.as_str()).map_err(err)?;
+    let cap = inactive
+        .snaplen(i32::try_from(spec.snaplen).unwrap_or(i32::MAX))
+        .buffer_size(i32::try_from(spec.buffer_size).unwrap_or(i32::MAX))
+        .timeout(READ_TIMEOUT_MS)
+        .promisc(spec.promiscuous)
+        .precision(Precision::Nano)
+        .open()
+        .map_err(err)?;
+    // SAFETY: the handle is live for the duration of the call.
+    let precision = match unsafe { pcap_get_tstamp_precision(cap.as_ptr().cast()) } {
+        1 => TsPrecision::Nano,
+        _ => TsPrecision::Micro,
+    };
+    let mut cap = cap;
+    cap.filter(&spec.filter, true).map_err(|e| CaptureError::BadFilter {
+        filter: spec.filter.clone(),
+        message: e.to_string(),
+    })?;
+    let cap = cap.setnonblock().map_err(err)?;
+    let linktype = cap.get_datalink().0;
+    let info = InterfaceInfo {
+        desc: InterfaceDesc {
+            name: spec.iface.clone(),
+            description: format!("live capture, tstamp precision {precision}"),
+            linktype: u16::try_from(linktype).unwrap_or(1),
+            snaplen: spec.snaplen,
+            filter: spec.filter.clone(),
+        },
+        precision,
+        counters: Arc::new(IfaceCounters::default()),
+    };
+    Ok(LiveCapture { cap, info })
+}
+
+/// Run the capture of interface `iface` (its index in the ring) on its own
+/// thread until `stop` is set. On exit, the last block is sealed and the
+/// interface's watermark set to the end, so open windows can close.
+pub fn spawn(capture: LiveCapture, iface: u16, ring: Arc<Ring>, stop: Arc<AtomicBool>) -> std::io::Result<JoinHandle<()>> {
+    let name = capture.info.desc.name.clone();
+    std::thread::Builder::new().name(format!("capture-{name}")).spawn(move || {
+        let LiveCapture { mut cap, info } = capture;
+        let counters = info.counters;
+        let ts_scale: i64 = match info.precision {
+            TsPrecision::Nano => 1,
+            TsPrecision::Micro => 1000,
+        };
+        let fd = cap.as_raw_fd();
+        let mut writer: Option<BlockWriter> = None;
+        let mut opened_at = Instant::now();
+        let mut last_stats = Instant::now();
+        let mut drops = WrappingCounter::default();
+        let mut if_drops = WrappingCounter::default();
+        while !stop.load(Ordering::Relaxed) {
+            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd for the duration of the call.
+            unsafe { libc::poll(&mut pfd, 1, READ_TIMEOUT_MS) };
+            let result = cap.dispatch(None, |pkt| {
+                let ts = pkt.header.ts.tv_sec as i64 * 1_000_000_000 + pkt.header.ts.tv_usec as i64 * ts_scale;
+                if writer.is_none() {
+                    writer = ring.take_block(iface, None);
+                    opened_at = Instant::now();
+                }
+                let Some(w) = writer.as_mut() else {
+                    ring.count_full_drop();
+                    return;
+                };
+                if !w.push(ts, pkt.header.len, pkt.data) {
+                    if let Some(full) = writer.take() {
+                        ring.seal(full);
+                    }
+                    writer = ring.take_block(iface, None);
+                    opened_at = Instant::now();
+                    match writer.as_mut() {
+                        Some(w) => {
+                            w.push(ts, pkt.header.len, pkt.data);
+                        }
+                        None => {
+                            ring.count_full_drop();
+                            return;
+                        }
+                    }
+                }
+                counters.packets.fetch_add(1, Ordering::Relaxed);
+                counters.bytes.fetch_add(pkt.data.len() as u64, Ordering::Relaxed);
+            });
+            if let Err(e) = result {
+                tracing::error!(interface = %name, error = %e, "capture stopped: libpcap read failed");
+                break;
+            }
+            if writer.as_ref().is_some_and(|w| w.packets() > 0) && opened_at.elapsed() >= FLUSH_INTERVAL {
+                if let Some(w) = writer.take() {
+                    ring.seal(w);
+                }
+            }
+            let sealed_up_to = match writer.as_ref().and_then(BlockWriter::first_ts) {
+                Some(first) => first - 1, // the open block is not visible yet
+                None => i64::MAX,
+            };
+            ring.advance(iface, (now_ns() - WATERMARK_LAG_NS).min(sealed_up_to));
+            if last_stats.elapsed() >= Duration::from_secs(1) {
+                last_stats = Instant::now();
+                if let Ok(s) = cap.stats() {
+                    counters.kernel_drops.fetch_add(drops.delta(s.dropped), Ordering::Relaxed);
+                    counters.if_drops.fetch_add(if_drops.delta(s.if_dropped), Ordering::Relaxed);
+                }
+            }
+        }
+        if let Some(w) = writer.take() {
+            ring.seal(w);
+        }
+        if let Ok(s) = cap.stats() {
+            counters.kernel_drops.fetch_add(drops.delta(s.dropped), Ordering::Relaxed);
+            counters.if_drops.fetch_add(if_drops.delta(s.if_dropped), Ordering::Relaxed);
+        }
+        ring.advance(iface, WATERMARK_END);
+    })
+}

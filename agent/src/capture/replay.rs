@@ -1,0 +1,280 @@
+//! Replay: feed saved captures through the same ring as a live capture.
+//!
+//! Each file is one ring interface; several files are merged by timestamp.
+//! Time is capture time: manual triggers (`--trigger-at`) fire when the replay
+//! reaches them, after every earlier packet has been sealed, so what a window
+//! finds in the ring is exactly what a live agent would have had. Unlike a live
+//! capture, a replay never drops: when every ring buffer is pinned by windows
+//! being written, it waits for one. At the end all blocks are sealed, the
+//! watermark is raised to the last packet and then to the end, which closes
+//! every open window.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pcap::{Capture, Offline, Precision};
+
+use super::{CaptureError, IfaceCounters, InterfaceInfo, TsPrecision};
+use crate::capture_file::pcapng::InterfaceDesc;
+use crate::ring::{BlockWriter, Ring, WATERMARK_END};
+
+extern "C" {
+    fn pcap_snapshot(p: *mut libc::c_void) -> libc::c_int;
+}
+
+/// How fast to replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Speed {
+    /// As fast as the ring takes it.
+    #[default]
+    Max,
+    /// At the pace the packets were captured.
+    Realtime,
+}
+
+impl std::str::FromStr for Speed {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Speed, String> {
+        match s {
+            "max" => Ok(Speed::Max),
+            "1x" | "realtime" => Ok(Speed::Realtime),
+            other => Err(format!("unknown replay speed `{other}`: use `max` or `1x`")),
+        }
+    }
+}
+
+struct Source {
+    path: PathBuf,
+    cap: Capture<Offline>,
+    /// The next packet: (ts, orig_len), data in `buf`.
+    next: Option<(i64, u32)>,
+    buf: Vec<u8>,
+    ts_scale: i64,
+}
+
+impl Source {
+    /// Read the next packet into `buf`. A read error ends this file (warned).
+    fn advance(&mut self) -> Result<(), String> {
+        match self.cap.next_packet() {
+            Ok(p) => {
+                let ts = p.header.ts.tv_sec as i64 * 1_000_000_000 + p.header.ts.tv_usec as i64 * self.ts_scale;
+                self.buf.clear();
+                self.buf.extend_from_slice(p.data);
+                self.next = Some((ts, p.header.len));
+                Ok(())
+            }
+            Err(pcap::Error::NoMorePackets) => {
+                self.next = None;
+                Ok(())
+            }
+            Err(e) => {
+                self.next = None;
+                Err(e.to_string())
+            }
+        }
+    }
+}
+
+/// Opened files to replay.
+pub struct Replay {
+    sources: Vec<Source>,
+    infos: Vec<InterfaceInfo>,
+}
+
+/// What a replay did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ReplayReport {
+    /// Packets fed to the ring.
+    pub packets: u64,
+    /// First and last packet time.
+    pub first_ts: Option<i64>,
+    /// Last packet time.
+    pub last_ts: Option<i64>,
+    /// Files that ended with a read error (truncated…), with the error.
+    pub read_errors: Vec<String>,
+}
+
+impl Replay {
+    /// Open every file (pcap or pcapng) and read its first packet.
+    pub fn open(paths: &[PathBuf]) -> Result<Replay, CaptureError> {
+        let mut sources = Vec::new();
+        let mut infos = Vec::new();
+        for path in paths {
+            let err = |message: String| CaptureError::Replay { path: path.display().to_string(), message };
+            if path.to_str().is_none() {
+                return Err(err("the path is not valid UTF-8, which libpcap cannot open: rename the file".into()));
+            }
+            if let Err(e) = std::fs::metadata(path) {
+                return Err(err(e.to_string()));
+            }
+            let cap = Capture::from_file_with_precision(path, Precision::Nano).map_err(|e| err(e.to_string()))?;
+            let linktype = cap.get_datalink().0;
+            // SAFETY: the handle is live for the duration of the call.
+            let snaplen = u32::try_from(unsafe { pcap_snapshot(cap.as_ptr().cast()) }).unwrap_or(super::FULL_SNAPLEN);
+            let mut src = Source { path: path.clone(), cap, next: None, buf: Vec::with_capacity(2048), ts_scale: 1 };
+            src.advance().map_err(err)?;
+            infos.push(InterfaceInfo {
+                desc: InterfaceDesc {
+                    name: format!("replay:{}", file_name(path)),
+                    description: format!("replay of {}", path.display()),
+                    linktype: u16::try_from(linktype).unwrap_or(1),
+                    snaplen,
+                    filter: String::new(),
+                },
+                precision: TsPrecision::Nano,
+                counters: Arc::new(IfaceCounters::default()),
+            });
+            sources.push(src);
+        }
+        Ok(Replay { sources, infos })
+    }
+
+    /// The interfaces (one per file), in ring order.
+    pub fn interfaces(&self) -> &[InterfaceInfo] {
+        &self.infos
+    }
+
+    /// Time of the earliest first packet of all files.
+    pub fn first_ts(&self) -> Option<i64> {
+        self.sources.iter().filter_map(|s| s.next.map(|n| n.0)).min()
+    }
+
+    /// Feed every packet to `ring`, calling `fire(T)` for each manual trigger
+    /// time when the replay reaches it (and for those after the last packet, at
+    /// the end). Returns when every file is read or `stop` is set.
+    pub fn run(mut self, ring: &Ring, speed: Speed, mut triggers_at: Vec<i64>, mut fire: impl FnMut(i64), stop: &AtomicBool) -> ReplayReport {
+        triggers_at.sort_unstable();
+        let mut pending = triggers_at.into_iter().peekable();
+        let mut writers: Vec<Option<BlockWriter>> = (0..self.sources.len()).map(|_| None).collect();
+        let mut report = ReplayReport::default();
+        let wall_start = Instant::now();
+        let mut last_flush = Instant::now();
+        let first = self.first_ts();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            // The source with the earliest next packet.
+            let Some((i, ts, orig_len)) = self
+                .sources
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.next.map(|(ts, len)| (i, ts, len)))
+                .min_by_key(|&(_, ts, _)| ts)
+            else {
+                break;
+            };
+            while let Some(&t) = pending.peek() {
+                if t >= ts {
+                    break;
+                }
+                seal_all(ring, &mut writers);
+                ring.advance_all(t);
+                fire(t);
+                pending.next();
+            }
+            if speed == Speed::Realtime {
+                if let Some(first) = first {
+                    pace(ring, &mut writers, wall_start, first, ts, &mut last_flush, stop);
+                }
+            }
+            let src = &mut self.sources[i];
+            if !push(ring, &mut writers, i, ts, orig_len, &src.buf, stop) {
+                break;
+            }
+            let counters = &self.infos[i].counters;
+            counters.packets.fetch_add(1, Ordering::Relaxed);
+            counters.bytes.fetch_add(src.buf.len() as u64, Ordering::Relaxed);
+            report.packets += 1;
+            report.first_ts.get_or_insert(ts);
+            report.last_ts = Some(report.last_ts.map_or(ts, |l| l.max(ts)));
+            if let Err(e) = src.advance() {
+                tracing::warn!(file = %src.path.display(), error = %e, "replay: file ends early (packets read so far are kept)");
+                report.read_errors.push(format!("{}: {e}", src.path.display()));
+            }
+        }
+        seal_all(ring, &mut writers);
+        if let Some(last) = report.last_ts {
+            ring.advance_all(last);
+        }
+        for t in pending {
+            fire(t);
+        }
+        ring.advance_all(WATERMARK_END);
+        report
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Seal every open block and raise the watermark to what is now sealed.
+fn seal_all(ring: &Ring, writers: &mut [Option<BlockWriter>]) {
+    for w in writers.iter_mut() {
+        if let Some(w) = w.take() {
+            ring.seal(w);
+        }
+    }
+}
+
+/// Append one packet to source `i`'s block; waits for a free block rather
+/// than dropping. `false` only if `stop` was set while waiting.
+fn push(ring: &Ring, writers: &mut [Option<BlockWriter>], i: usize, ts: i64, orig_len: u32, data: &[u8], stop: &AtomicBool) -> bool {
+    if let Some(w) = writers[i].as_mut() {
+        if w.push(ts, orig_len, data) {
+            return true;
+        }
+        if let Some(full) = writers[i].take() {
+            ring.seal(full);
+        }
+    }
+    loop {
+        if let Some(mut w) = ring.take_block(i as u16, Some(Duration::from_millis(50))) {
+            w.push(ts, orig_len, data);
+            writers[i] = Some(w);
+            return true;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        // Every buffer is pinned by windows waiting for time to pass: seal
+        // what is open and let them drain everything before `ts`.
+        seal_all(ring, writers);
+        ring.advance_all(ts - 1);
+    }
+}
+
+/// Sleep until the replay is at `ts` (capture time, `first` being the start),
+/// sealing blocks and raising the watermark every flush interval so windows
+/// see packets at the pace a live capture would give them.
+fn pace(ring: &Ring, writers: &mut [Option<BlockWriter>], wall_start: Instant, first: i64, ts: i64, last_flush: &mut Instant, stop: &AtomicBool) {
+    let target = Duration::from_nanos(ts.saturating_sub(first).max(0) as u64);
+    loop {
+        let elapsed = wall_start.elapsed();
+        if last_flush.elapsed() >= super::live::FLUSH_INTERVAL {
+            *last_flush = Instant::now();
+            seal_all(ring, writers);
+            let now = first.saturating_add(i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX));
+            ring.advance_all(now.min(ts - 1));
+        }
+        if elapsed >= target || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((target - elapsed).min(Duration::from_millis(50)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speed_parses_and_names_the_fix() {
+        assert_eq!("max".parse::<Speed>(), Ok(Speed::Max));
+        assert_eq!("1x".parse::<Speed>(), Ok(Speed::Realtime));
+        assert!("2x".parse::<Speed>().unwrap_err().contains("use `max` or `1x`"));
+    }
+}

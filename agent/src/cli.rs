@@ -1,0 +1,187 @@
+//! The command line: flags only. Each subcommand's work lives in its module
+//! (`daemon`, `demo`, `interfaces`, `analyze`); `main.rs` dispatches.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::capture::replay::Speed;
+use crate::config::{self, QuickFlags};
+
+/// tripcap: a flight recorder for RDMA (RoCE) networks.
+///
+/// Keeps the last seconds of RoCE packet headers in memory and, when a training
+/// job's log says it failed, writes the packets around that moment to a pcapng
+/// file with a JSON sidecar saying why.
+#[derive(Debug, Parser)]
+#[command(name = "tripcap", version, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
+    pub log_format: LogFormat,
+    /// More logging (-v debug, -vv trace); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Log format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// For people.
+    Human,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Capture into the ring and write windows when triggers fire.
+    Run(RunArgs),
+    /// Check a configuration (and quick flags) without capturing.
+    Check(CheckArgs),
+    /// List capture devices and RDMA devices, and what can be captured.
+    Interfaces,
+    /// Run the whole path on loopback with generated RoCE traffic (no RDMA NIC needed).
+    Demo(DemoArgs),
+    /// Read a capture file and report on its RoCE traffic.
+    Analyze(crate::analyze::AnalyzeArgs),
+}
+
+/// The quick flags shared by `run` and `check`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct QuickArgs {
+    /// Interface to capture on (repeatable).
+    #[arg(short = 'i', long = "interface")]
+    pub interfaces: Vec<String>,
+    /// BPF capture filter.
+    #[arg(short = 'f', long)]
+    pub filter: Option<String>,
+    /// Log file glob to follow (repeatable; `-` for stdin).
+    #[arg(long = "log")]
+    pub logs: Vec<String>,
+    /// Regex that fires a capture when a log line matches (repeatable).
+    #[arg(long = "pattern")]
+    pub patterns: Vec<String>,
+    /// Time kept before a trigger (e.g. 30s); applies to every trigger.
+    #[arg(long, value_parser = config::parse_duration)]
+    pub pre: Option<Duration>,
+    /// Time kept after a trigger (e.g. 30s); applies to every trigger.
+    #[arg(long, value_parser = config::parse_duration)]
+    pub post: Option<Duration>,
+    /// Output directory.
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
+    /// Bytes of packet memory (e.g. 1GiB).
+    #[arg(long, value_parser = config::parse_size)]
+    pub memory_limit: Option<u64>,
+    /// Bytes kept per packet, or `full`.
+    #[arg(long, value_parser = config::parse_snaplen)]
+    pub snaplen: Option<u32>,
+}
+
+impl QuickArgs {
+    /// As config overrides.
+    pub fn flags(&self) -> QuickFlags {
+        QuickFlags {
+            interfaces: self.interfaces.clone(),
+            filter: self.filter.clone(),
+            logs: self.logs.clone(),
+            patterns: self.patterns.clone(),
+            pre: self.pre,
+            post: self.post,
+            out: self.out.clone(),
+            memory_limit: self.memory_limit,
+            snaplen: self.snaplen,
+        }
+    }
+}
+
+/// `tripcap run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Configuration file (TOML); quick flags win over it.
+    #[arg(short = 'c', long)]
+    pub config: Option<PathBuf>,
+    /// Quick flags.
+    #[command(flatten)]
+    pub quick: QuickArgs,
+    /// Replay this capture through the ring instead of capturing live (repeatable: one interface each).
+    #[arg(long = "from-pcap")]
+    pub from_pcap: Vec<PathBuf>,
+    /// Replay speed: `max` or `1x`.
+    #[arg(long, default_value = "max")]
+    pub speed: Speed,
+    /// Fire a manual trigger at this capture time (RFC 3339 or epoch seconds; repeatable).
+    #[arg(long = "trigger-at", value_parser = parse_time)]
+    pub trigger_at: Vec<i64>,
+}
+
+/// `tripcap check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Configuration file (TOML).
+    #[arg(short = 'c', long)]
+    pub config: Option<PathBuf>,
+    /// Quick flags, checked the same way.
+    #[command(flatten)]
+    pub quick: QuickArgs,
+}
+
+/// `tripcap demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Where to write the demo's capture.
+    #[arg(short = 'o', long = "out", default_value = "tripcap-demo")]
+    pub out: PathBuf,
+    /// Don't try to capture live: replay the generated traffic.
+    #[arg(long)]
+    pub replay: bool,
+}
+
+/// Parse a capture time: RFC 3339 (`2026-11-30T02:14:27.5Z`) or Unix epoch seconds (`1764468867.5`).
+pub fn parse_time(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 && secs < 1e11 {
+            // Split to keep nanosecond precision for values like 1764468867.123456789.
+            let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+            let whole: i64 = int.parse().map_err(|_| format!("`{t}` is not a time"))?;
+            let mut digits: String = frac.chars().take(9).collect();
+            while digits.len() < 9 {
+                digits.push('0');
+            }
+            let nanos: i64 = digits.parse().unwrap_or(0);
+            return Ok(whole * 1_000_000_000 + nanos);
+        }
+    }
+    let parsed = humantime::parse_rfc3339_weak(t)
+        .map_err(|e| format!("`{t}` is not a time ({e}): write RFC 3339 like 2026-11-30T02:14:27.5Z or epoch seconds like 1764468867.5"))?;
+    parsed
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .map_err(|_| format!("`{t}` is before 1970"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse_with_nanoseconds() {
+        assert_eq!(parse_time("1764468867.123456789"), Ok(1_764_468_867_123_456_789));
+        assert_eq!(parse_time("1764468867"), Ok(1_764_468_867_000_000_000));
+        assert_eq!(parse_time("1970-01-01T00:00:01.5Z"), Ok(1_500_000_000));
+        assert!(parse_time("yesterday").unwrap_err().contains("RFC 3339"));
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

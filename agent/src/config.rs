@@ -1,0 +1,607 @@
+//! Configuration: the TOML file, the quick command-line flags, and checking both.
+//!
+//! Parsing happens in two steps. serde reads the file into `Raw*` structs whose
+//! checked values are `toml::Spanned`, so every error — a wrong type, an
+//! unknown key, a duration without a unit, a regex that does not compile, a BPF
+//! filter libpcap refuses — is reported as `file:line:col: what is wrong (fix)`
+//! on one line. Then [`Config`] holds plain typed values. Sizes follow
+//! `bytesize`: `"64KiB"`/`"1GiB"` are binary, `"64k"`/`"1g"` decimal; a bare
+//! integer is bytes. Durations follow `humantime` (`"30s"`, `"15m"`, `"1h 30m"`).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+use tripcap_triggers::{TriggerDef, TriggerSet};
+
+use crate::capture::{self, DEFAULT_FILTER, FULL_SNAPLEN};
+
+/// A configuration error, located when it comes from a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// `file:line:col` (1-based) when the error is in a file.
+    pub location: Option<(String, usize, usize)>,
+    /// What is wrong and how to fix it, one line.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.location {
+            Some((file, line, col)) => write!(f, "{file}:{line}:{col}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    fn plain(message: impl Into<String>) -> ConfigError {
+        ConfigError { location: None, message: message.into() }
+    }
+}
+
+/// Where a value came from, to locate errors found after parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Origin {
+    File { path: String, line: usize, col: usize },
+    Flag(&'static str),
+}
+
+impl Origin {
+    fn error(&self, message: String) -> ConfigError {
+        match self {
+            Origin::File { path, line, col } => ConfigError { location: Some((path.clone(), *line, *col)), message },
+            Origin::Flag(flag) => ConfigError::plain(format!("{flag}: {message}")),
+        }
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    (line, col)
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+enum NumOrText {
+    Num(i64),
+    Text(String),
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    capture: RawCapture,
+    #[serde(default)]
+    ring: RawRing,
+    #[serde(default)]
+    output: RawOutput,
+    #[serde(default)]
+    logs: RawLogs,
+    #[serde(default)]
+    packs: Vec<Spanned<String>>,
+    #[serde(default)]
+    trigger: Vec<RawTrigger>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawCapture {
+    interfaces: Option<Vec<Spanned<String>>>,
+    filter: Option<Spanned<String>>,
+    snaplen: Option<Spanned<NumOrText>>,
+    buffer_size: Option<Spanned<NumOrText>>,
+    promiscuous: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRing {
+    memory_limit: Option<Spanned<NumOrText>>,
+    max_age: Option<Spanned<NumOrText>>,
+    block_size: Option<Spanned<NumOrText>>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    dir: Option<Spanned<String>>,
+    max_window: Option<Spanned<NumOrText>>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLogs {
+    paths: Option<Vec<Spanned<String>>>,
+    max_line_bytes: Option<Spanned<NumOrText>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTrigger {
+    name: Spanned<String>,
+    class: Option<String>,
+    pattern: Option<Spanned<String>>,
+    #[serde(default)]
+    patterns: Vec<Spanned<String>>,
+    pre: Option<Spanned<NumOrText>>,
+    post: Option<Spanned<NumOrText>>,
+    cooldown: Option<Spanned<NumOrText>>,
+}
+
+/// What to capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureConfig {
+    /// Interfaces (one capture thread each).
+    pub interfaces: Vec<String>,
+    /// BPF filter.
+    pub filter: String,
+    /// Snapshot length (bytes per packet kept).
+    pub snaplen: u32,
+    /// Kernel buffer per interface, bytes.
+    pub buffer_size: u32,
+    /// Promiscuous mode.
+    pub promiscuous: bool,
+}
+
+/// Bounds of the ring.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RingSettings {
+    /// Bytes of packet blocks, including those held by captures being written.
+    pub memory_limit: u64,
+    /// Blocks older than this are dropped even with memory left (raised to the largest `pre`).
+    pub max_age: Duration,
+    /// Bytes per block.
+    pub block_size: u64,
+}
+
+/// Where captures go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputConfig {
+    /// Output directory.
+    pub dir: PathBuf,
+    /// Longest a window may grow by merging triggers.
+    pub max_window: Duration,
+}
+
+/// Which logs to follow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogsConfig {
+    /// Globs of log files (`-` for stdin).
+    pub paths: Vec<String>,
+    /// Lines longer than this are cut.
+    pub max_line_bytes: u64,
+}
+
+/// The whole, checked configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Capture settings.
+    pub capture: CaptureConfig,
+    /// Ring bounds.
+    pub ring: RingSettings,
+    /// Output.
+    pub output: OutputConfig,
+    /// Log sources.
+    pub logs: LogsConfig,
+    /// Built-in trigger packs enabled.
+    pub packs: Vec<String>,
+    /// User triggers.
+    pub triggers: Vec<TriggerDef>,
+    origins: HashMap<(String, usize), Origin>,
+    filter_origin: Origin,
+    pack_origins: Vec<Origin>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            capture: CaptureConfig {
+                interfaces: Vec::new(),
+                filter: DEFAULT_FILTER.to_string(),
+                snaplen: 128,
+                buffer_size: 64 << 20,
+                promiscuous: false,
+            },
+            ring: RingSettings { memory_limit: 1 << 30, max_age: Duration::from_secs(15 * 60), block_size: 256 << 10 },
+            output: OutputConfig { dir: PathBuf::from("/var/lib/tripcap"), max_window: Duration::from_secs(10 * 60) },
+            logs: LogsConfig { paths: Vec::new(), max_line_bytes: 64 << 10 },
+            packs: Vec::new(),
+            triggers: Vec::new(),
+            origins: HashMap::new(),
+            filter_origin: Origin::Flag("default filter"),
+            pack_origins: Vec::new(),
+        }
+    }
+}
+
+/// Reads values with their location.
+struct Reader<'a> {
+    path: &'a str,
+    text: &'a str,
+}
+
+impl Reader<'_> {
+    fn origin(&self, span: Range<usize>) -> Origin {
+        let (line, col) = line_col(self.text, span.start);
+        Origin::File { path: self.path.to_string(), line, col }
+    }
+    fn err<T>(&self, span: Range<usize>, message: String) -> Result<T, ConfigError> {
+        Err(self.origin(span).error(message))
+    }
+    fn duration(&self, v: &Spanned<NumOrText>, key: &str) -> Result<Duration, ConfigError> {
+        match v.get_ref() {
+            NumOrText::Text(t) => parse_duration(t).or_else(|m| self.err(v.span(), format!("`{key}`: {m}"))),
+            NumOrText::Num(n) => self.err(v.span(), format!("`{key}` = {n} has no unit: write \"{n}s\" (or \"{n}ms\", \"{n}m\")")),
+        }
+    }
+    fn size(&self, v: &Spanned<NumOrText>, key: &str) -> Result<u64, ConfigError> {
+        match v.get_ref() {
+            NumOrText::Num(n) if *n >= 0 => Ok(*n as u64),
+            NumOrText::Num(n) => self.err(v.span(), format!("`{key}` = {n} must not be negative")),
+            NumOrText::Text(t) => parse_size(t).or_else(|m| self.err(v.span(), format!("`{key}`: {m}"))),
+        }
+    }
+}
+
+/// Parse a duration with a unit; the error says how to write one.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!("\"{t}\" has no unit: write \"{t}s\" (or \"{t}ms\", \"{t}m\")"));
+    }
+    humantime::parse_duration(t).map_err(|e| format!("\"{t}\" is not a duration ({e}): write e.g. \"30s\", \"500ms\", \"15m\""))
+}
+
+/// Parse a byte size (`"64MiB"`, `"1GiB"`, `"500k"`, `"1048576"`).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|_| format!("\"{text}\" is not a size: write e.g. \"64MiB\", \"1GiB\" (binary) or \"500MB\" (decimal)"))
+}
+
+/// Parse a snapshot length: bytes, or `full`/`0` for whole packets.
+pub fn parse_snaplen(text: &str) -> Result<u32, String> {
+    match text.trim() {
+        "full" | "0" => Ok(FULL_SNAPLEN),
+        t => match t.parse::<u32>() {
+            Ok(n) if n >= 64 => Ok(n.min(FULL_SNAPLEN)),
+            Ok(n) => Err(format!("snaplen {n} is too short to hold the RoCE headers: use at least 64 (default 128), or \"full\"")),
+            Err(_) => Err(format!("snaplen \"{t}\" is not a number of bytes: write e.g. 128, or \"full\"")),
+        },
+    }
+}
+
+impl Config {
+    /// Read and check a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| ConfigError::plain(format!("cannot read config `{shown}`: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            ConfigError::plain(format!("config `{shown}` is not UTF-8 (first bad byte at offset {}): save it as UTF-8", e.utf8_error().valid_up_to()))
+        })?;
+        Config::parse(&shown, &text)
+    }
+
+    /// Parse config `text` (named `path` in errors).
+    pub fn parse(path: &str, text: &str) -> Result<Config, ConfigError> {
+        let r = Reader { path, text };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().replace('\n', " ");
+            match e.span() {
+                Some(span) => r.origin(span).error(message),
+                None => ConfigError::plain(format!("{path}: {message}")),
+            }
+        })?;
+        let mut c = Config::default();
+        if let Some(ifs) = raw.capture.interfaces {
+            c.capture.interfaces = ifs.into_iter().map(Spanned::into_inner).collect();
+        }
+        if let Some(f) = raw.capture.filter {
+            c.filter_origin = r.origin(f.span());
+            c.capture.filter = f.into_inner();
+        }
+        if let Some(s) = &raw.capture.snaplen {
+            let text = match s.get_ref() {
+                NumOrText::Num(n) => n.to_string(),
+                NumOrText::Text(t) => t.clone(),
+            };
+            c.capture.snaplen = parse_snaplen(&text).or_else(|m| r.err(s.span(), m))?;
+        }
+        if let Some(b) = &raw.capture.buffer_size {
+            let size = r.size(b, "buffer_size")?;
+            c.capture.buffer_size = u32::try_from(size).or_else(|_| r.err(b.span(), "`buffer_size` must be below 4GiB".into()))?;
+        }
+        if let Some(p) = raw.capture.promiscuous {
+            c.capture.promiscuous = p;
+        }
+        if let Some(m) = &raw.ring.memory_limit {
+            c.ring.memory_limit = r.size(m, "memory_limit")?;
+        }
+        if let Some(a) = &raw.ring.max_age {
+            c.ring.max_age = r.duration(a, "max_age")?;
+        }
+        if let Some(b) = &raw.ring.block_size {
+            c.ring.block_size = r.size(b, "block_size")?;
+            if c.ring.block_size < 4096 {
+                return r.err(b.span(), "`block_size` must be at least 4KiB".into());
+            }
+        }
+        if let Some(d) = raw.output.dir {
+            c.output.dir = PathBuf::from(d.into_inner());
+        }
+        if let Some(w) = &raw.output.max_window {
+            c.output.max_window = r.duration(w, "max_window")?;
+        }
+        if let Some(p) = raw.logs.paths {
+            c.logs.paths = p.into_iter().map(Spanned::into_inner).collect();
+        }
+        if let Some(m) = &raw.logs.max_line_bytes {
+            c.logs.max_line_bytes = r.size(m, "max_line_bytes")?;
+        }
+        for p in raw.packs {
+            c.pack_origins.push(r.origin(p.span()));
+            c.packs.push(p.into_inner());
+        }
+        for t in raw.trigger {
+            let name = t.name.get_ref().clone();
+            if name.trim().is_empty() {
+                return r.err(t.name.span(), "trigger `name` is empty: give it a short name like \"nccl-watchdog\"".into());
+            }
+            let mut patterns = Vec::new();
+            for p in t.pattern.into_iter().chain(t.patterns) {
+                c.origins.insert((name.clone(), patterns.len()), r.origin(p.span()));
+                patterns.push(p.into_inner());
+            }
+            if patterns.is_empty() {
+                return r.err(t.name.span(), format!("trigger `{name}` has no pattern: add `pattern = \"...\"` (a regex)"));
+            }
+            let mut def = TriggerDef::new(name, patterns);
+            if let Some(class) = t.class {
+                def.class = class;
+            }
+            if let Some(v) = &t.pre {
+                def.pre = r.duration(v, "pre")?;
+            }
+            if let Some(v) = &t.post {
+                def.post = r.duration(v, "post")?;
+            }
+            if let Some(v) = &t.cooldown {
+                def.cooldown = r.duration(v, "cooldown")?;
+            }
+            c.triggers.push(def);
+        }
+        c.check_static()?;
+        Ok(c)
+    }
+
+    /// Apply the quick flags (they win over the file).
+    pub fn apply(&mut self, flags: &QuickFlags) {
+        if !flags.interfaces.is_empty() {
+            self.capture.interfaces = flags.interfaces.clone();
+        }
+        if let Some(f) = &flags.filter {
+            self.capture.filter = f.clone();
+            self.filter_origin = Origin::Flag("--filter");
+        }
+        if let Some(s) = flags.snaplen {
+            self.capture.snaplen = s;
+        }
+        if let Some(m) = flags.memory_limit {
+            self.ring.memory_limit = m;
+        }
+        if let Some(o) = &flags.out {
+            self.output.dir = o.clone();
+        }
+        if !flags.logs.is_empty() {
+            self.logs.paths = flags.logs.clone();
+        }
+        for (i, p) in flags.patterns.iter().enumerate() {
+            let name = if flags.patterns.len() == 1 { "pattern".to_string() } else { format!("pattern-{}", i + 1) };
+            self.origins.insert((name.clone(), 0), Origin::Flag("--pattern"));
+            self.triggers.push(TriggerDef::new(name, vec![p.clone()]));
+        }
+        for t in &mut self.triggers {
+            if let Some(pre) = flags.pre {
+                t.pre = pre;
+            }
+            if let Some(post) = flags.post {
+                t.post = post;
+            }
+        }
+    }
+
+    fn check_static(&self) -> Result<(), ConfigError> {
+        self.trigger_set().map(|_| ())
+    }
+
+    /// Every trigger (built-in packs, then user triggers), compiled. Errors name
+    /// the pattern's location.
+    pub fn trigger_set(&self) -> Result<TriggerSet, ConfigError> {
+        let mut defs = Vec::new();
+        for (i, pack) in self.packs.iter().enumerate() {
+            match builtin_pack(pack) {
+                Some(p) => defs.extend(p),
+                None => {
+                    let msg = format!("unknown trigger pack `{pack}`: known packs are {}", known_packs().join(", "));
+                    return Err(self.pack_origins.get(i).map_or_else(|| ConfigError::plain(msg.clone()), |o| o.error(msg.clone())));
+                }
+            }
+        }
+        defs.extend(self.triggers.iter().cloned());
+        TriggerSet::new(defs).map_err(|e| match &e {
+            tripcap_triggers::Error::BadPattern { trigger, index, .. } => match self.origins.get(&(trigger.clone(), *index)) {
+                Some(o) => o.error(format!("{e}: fix the regex (syntax: https://docs.rs/regex/#syntax)")),
+                None => ConfigError::plain(e.to_string()),
+            },
+            _ => ConfigError::plain(e.to_string()),
+        })
+    }
+
+    /// The ring's age bound: at least the largest `pre` of any trigger.
+    pub fn effective_max_age(&self, set: &TriggerSet) -> Duration {
+        set.defs().iter().map(|d| d.pre).fold(self.ring.max_age, Duration::max)
+    }
+
+    /// Check everything that can be checked without capturing: triggers, the
+    /// BPF filter, the output directory, the log globs.
+    pub fn check(&self) -> Result<Vec<String>, ConfigError> {
+        let set = self.trigger_set()?;
+        capture::check_filter(&self.capture.filter, self.capture.snaplen).map_err(|e| self.filter_origin.error(e.to_string()))?;
+        let mut notes = Vec::new();
+        if self.capture.interfaces.is_empty() {
+            notes.push("no interface configured: set `capture.interfaces` or pass `-i IFACE`".to_string());
+        }
+        for p in &self.logs.paths {
+            if p != "-" {
+                glob::Pattern::new(p).map_err(|e| ConfigError::plain(format!("log path `{p}` is not a valid glob: {e}")))?;
+            }
+        }
+        if set.is_empty() {
+            notes.push("no trigger configured: captures happen only on manual triggers".to_string());
+        }
+        if self.capture.snaplen < 96 {
+            notes.push(format!("snaplen {} may cut RoCE headers behind VLAN/IPv6: 128 is safe", self.capture.snaplen));
+        }
+        Ok(notes)
+    }
+}
+
+/// The quick flags of `tripcap run`.
+#[derive(Debug, Clone, Default)]
+pub struct QuickFlags {
+    /// `-i`.
+    pub interfaces: Vec<String>,
+    /// `-f`.
+    pub filter: Option<String>,
+    /// `--log`.
+    pub logs: Vec<String>,
+    /// `--pattern`.
+    pub patterns: Vec<String>,
+    /// `--pre`.
+    pub pre: Option<Duration>,
+    /// `--post`.
+    pub post: Option<Duration>,
+    /// `-o`.
+    pub out: Option<PathBuf>,
+    /// `--memory-limit`.
+    pub memory_limit: Option<u64>,
+    /// `--snaplen`.
+    pub snaplen: Option<u32>,
+}
+
+/// A built-in pack of triggers, if the triggers crate has it.
+fn builtin_pack(name: &str) -> Option<Vec<TriggerDef>> {
+    tripcap_triggers::pack(name)
+}
+
+fn known_packs() -> Vec<&'static str> {
+    tripcap_triggers::PACK_NAMES.to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        Config::parse("t.toml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn full_example_parses() {
+        let c = Config::parse(
+            "t.toml",
+            r#"
+[capture]
+interfaces = ["ens1f0np0", "ens2f0np0"]
+snaplen = "full"
+buffer_size = "128MiB"
+[ring]
+memory_limit = "2GiB"
+[output]
+dir = "/tmp/x"
+[logs]
+paths = ["/var/log/nccl/*.log"]
+[[trigger]]
+name = "wd"
+pattern = "Watchdog caught collective operation timeout"
+pre = "10s"
+post = "5s"
+"#,
+        )
+        .expect("parses");
+        assert_eq!(c.capture.interfaces, vec!["ens1f0np0", "ens2f0np0"]);
+        assert_eq!(c.capture.snaplen, FULL_SNAPLEN);
+        assert_eq!(c.capture.buffer_size, 128 << 20);
+        assert_eq!(c.ring.memory_limit, 2 << 30);
+        assert_eq!(c.triggers[0].pre, Duration::from_secs(10));
+        assert_eq!(c.triggers[0].post, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn errors_name_line_and_column_and_the_fix() {
+        assert_eq!(
+            err("[[trigger]]\nname = \"x\"\npattern = \"a(b\"\n"),
+            "t.toml:3:11: trigger `x`: pattern 0 is not a valid regex: unclosed group (in `a(b`): fix the regex (syntax: https://docs.rs/regex/#syntax)"
+        );
+        assert_eq!(
+            err("[[trigger]]\nname = \"x\"\npattern = \"a\"\npre = 30\n"),
+            "t.toml:4:7: `pre` = 30 has no unit: write \"30s\" (or \"30ms\", \"30m\")"
+        );
+        assert_eq!(
+            err("[[trigger]]\nname = \"x\"\npattern = \"a\"\npost = \"30\"\n"),
+            "t.toml:4:8: `post`: \"30\" has no unit: write \"30s\" (or \"30ms\", \"30m\")"
+        );
+        assert_eq!(
+            err("[ring]\nmemory_limit = \"lots\"\n"),
+            "t.toml:2:16: `memory_limit`: \"lots\" is not a size: write e.g. \"64MiB\", \"1GiB\" (binary) or \"500MB\" (decimal)"
+        );
+        let unknown = err("[capture]\ninterface = [\"x\"]\n");
+        assert!(unknown.starts_with("t.toml:2:1: unknown field `interface`"), "{unknown}");
+        let wrong_type = err("[capture]\ninterfaces = \"eth0\"\n");
+        assert!(wrong_type.starts_with("t.toml:2:14: invalid type: string \"eth0\", expected a sequence"), "{wrong_type}");
+        assert_eq!(
+            err("[capture]\nsnaplen = 20\n"),
+            "t.toml:2:11: snaplen 20 is too short to hold the RoCE headers: use at least 64 (default 128), or \"full\""
+        );
+        assert_eq!(
+            err("[[trigger]]\nname = \"x\"\n"),
+            "t.toml:2:8: trigger `x` has no pattern: add `pattern = \"...\"` (a regex)"
+        );
+    }
+
+    #[test]
+    fn bad_filter_is_located() {
+        let c = Config::parse("t.toml", "[capture]\nfilter = \"udp prot 4791\"\n").expect("parses");
+        let e = c.check().unwrap_err().to_string();
+        assert!(e.starts_with("t.toml:2:10: bad capture filter `udp prot 4791`:"), "{e}");
+    }
+
+    #[test]
+    fn flags_win_and_add_triggers() {
+        let mut c = Config::parse("t.toml", "[capture]\ninterfaces=[\"a\"]\n[[trigger]]\nname=\"x\"\npattern=\"y\"\n").expect("parses");
+        c.apply(&QuickFlags {
+            interfaces: vec!["b".into()],
+            patterns: vec!["z(".into()],
+            pre: Some(Duration::from_secs(3)),
+            ..Default::default()
+        });
+        assert_eq!(c.capture.interfaces, vec!["b"]);
+        assert!(c.triggers.iter().all(|t| t.pre == Duration::from_secs(3)));
+        let e = c.trigger_set().unwrap_err().to_string();
+        assert!(e.starts_with("--pattern: trigger `pattern`: pattern 0 is not a valid regex"), "{e}");
+    }
+}

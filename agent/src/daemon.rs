@@ -1,0 +1,323 @@
+//! The agent loop: wires capture → ring → recorder/windows and logs → triggers
+//! → recorder together, and owns nothing else.
+//!
+//! Everything that can fail at start (triggers, filter, interfaces, output
+//! directory) fails before the first thread starts. The loop then runs until
+//! `shutdown` is cancelled (live) or the replay ends, and closes every open
+//! window before returning, so nothing already captured is lost.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio_util::sync::CancellationToken;
+use tripcap_triggers::TriggerSet;
+
+use crate::capture::live::{self, LiveSpec};
+use crate::capture::replay::{Replay, ReplayReport, Speed};
+use crate::capture::{now_ns, CaptureError, InterfaceInfo};
+use crate::config::{Config, ConfigError};
+use crate::follow::{FollowOptions, Follower, LogLine};
+use crate::recorder::{Firing, Recorder, TriggerSpec};
+use crate::ring::{Ring, RingConfig};
+use crate::window::CaptureOutcome;
+
+/// Name of the trigger `--trigger-at` and the API fire.
+pub const MANUAL_TRIGGER: &str = "manual";
+
+/// How to run beyond the config.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Replay these files instead of capturing live.
+    pub replay: Vec<PathBuf>,
+    /// Replay speed.
+    pub speed: Speed,
+    /// Manual triggers at these capture times (ns since the epoch).
+    pub trigger_at: Vec<i64>,
+    /// Window of manual triggers: (pre, post).
+    pub manual_window: Option<(std::time::Duration, std::time::Duration)>,
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct RunSummary {
+    /// Every capture written or failed, in the order they closed.
+    pub captures: Vec<CaptureOutcome>,
+    /// The replay, when it was one.
+    pub replay: Option<ReplayReport>,
+}
+
+/// Errors that stop the agent from starting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DaemonError {
+    /// The configuration is wrong.
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    /// A capture source could not be opened.
+    #[error("{0}")]
+    Capture(#[from] CaptureError),
+    /// The output directory is unusable.
+    #[error("output directory `{path}`: {message}")]
+    Output {
+        /// Directory.
+        path: String,
+        /// What is wrong and the fix.
+        message: String,
+    },
+    /// Log following could not start.
+    #[error("{0}")]
+    Follow(String),
+    /// Nothing to capture from.
+    #[error("nothing to capture: pass `-i IFACE` (see `tripcap interfaces`), set `capture.interfaces`, or replay a file with `--from-pcap FILE`")]
+    NoSource,
+    /// A thread could not be started.
+    #[error("cannot start a thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// The host name (up to the first dot), for file names and metadata.
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is valid for its length; gethostname NUL-terminates or truncates.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let full = String::from_utf8_lossy(&buf[..end]).into_owned();
+    full.split('.').next().filter(|s| !s.is_empty()).unwrap_or("localhost").to_string()
+}
+
+/// Create the output directory (0700) and check we can write in it.
+pub fn prepare_output(dir: &Path) -> Result<(), DaemonError> {
+    let err = |message: String| DaemonError::Output { path: dir.display().to_string(), message };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| err(format!("cannot create it ({e}): choose another with `-o DIR` or `output.dir`")))?;
+    let probe = dir.join(format!(".tripcap-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| err(format!("cannot write in it ({e}): fix its permissions or choose another with `-o DIR`")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+enum Sources {
+    Live(Vec<live::LiveCapture>),
+    Replay(Replay),
+}
+
+/// Run the agent until `shutdown` (live) or the end of the replay. Each capture's
+/// outcome is also sent to `events` as soon as it is written.
+pub async fn run(
+    config: Config,
+    opts: RunOptions,
+    shutdown: CancellationToken,
+    events: Option<UnboundedSender<CaptureOutcome>>,
+) -> Result<RunSummary, DaemonError> {
+    // Everything that can fail, before anything starts.
+    let set = config.trigger_set()?;
+    config.check()?;
+    prepare_output(&config.output.dir)?;
+    let sources = if !opts.replay.is_empty() {
+        Sources::Replay(Replay::open(&opts.replay)?)
+    } else if !config.capture.interfaces.is_empty() {
+        let mut caps = Vec::new();
+        for iface in &config.capture.interfaces {
+            caps.push(live::open(&LiveSpec {
+                iface: iface.clone(),
+                filter: config.capture.filter.clone(),
+                snaplen: config.capture.snaplen,
+                buffer_size: config.capture.buffer_size,
+                promiscuous: config.capture.promiscuous,
+            })?);
+        }
+        Sources::Live(caps)
+    } else {
+        return Err(DaemonError::NoSource);
+    };
+    let follower = if config.logs.paths.is_empty() {
+        None
+    } else {
+        let opts = FollowOptions { max_line_bytes: usize::try_from(config.logs.max_line_bytes).unwrap_or(usize::MAX), ..FollowOptions::default() };
+        Some(Follower::new(config.logs.paths.clone(), opts).map_err(|e| DaemonError::Follow(e.to_string()))?)
+    };
+
+    let (interfaces, started_at): (Vec<InterfaceInfo>, i64) = match &sources {
+        Sources::Live(caps) => (caps.iter().map(|c| c.info().clone()).collect(), now_ns()),
+        Sources::Replay(r) => (r.interfaces().to_vec(), r.first_ts().map_or(i64::MIN, |t| t - 1)),
+    };
+    let interfaces = Arc::new(interfaces);
+    let ring = Ring::new(
+        RingConfig {
+            memory_limit: usize::try_from(config.ring.memory_limit).unwrap_or(usize::MAX),
+            block_size: usize::try_from(config.ring.block_size).unwrap_or(crate::ring::DEFAULT_BLOCK_SIZE),
+            max_age: config.effective_max_age(&set),
+        },
+        interfaces.len(),
+        started_at,
+    );
+
+    let mut specs: Vec<TriggerSpec> = set
+        .defs()
+        .iter()
+        .map(|d| TriggerSpec { name: d.name.clone(), class: d.class.clone(), pre: d.pre, post: d.post, cooldown: d.cooldown })
+        .collect();
+    let manual_index = specs.len();
+    let (pre, post) = opts.manual_window.unwrap_or((tripcap_triggers::DEFAULT_PRE, tripcap_triggers::DEFAULT_POST));
+    specs.push(TriggerSpec { name: MANUAL_TRIGGER.into(), class: "manual".into(), pre, post, cooldown: std::time::Duration::ZERO });
+
+    let (done_tx, mut done_rx) = unbounded_channel();
+    let recorder = Arc::new(Recorder::new(
+        Arc::clone(&ring),
+        Arc::clone(&interfaces),
+        config.output.dir.clone(),
+        host_name(),
+        specs,
+        config.output.max_window,
+        done_tx,
+    ));
+    let collector = tokio::spawn(async move {
+        let mut all = Vec::new();
+        while let Some(outcome) = done_rx.recv().await {
+            log_outcome(&outcome);
+            if let Some(tx) = &events {
+                let _ = tx.send(outcome.clone());
+            }
+            all.push(outcome);
+        }
+        all
+    });
+
+    let follow_stop = shutdown.child_token();
+    let mut tasks = Vec::new();
+    if let Some(follower) = follower {
+        let (line_tx, line_rx) = tokio::sync::mpsc::channel(1024);
+        tasks.push(tokio::spawn(follower.run(line_tx, follow_stop.clone())));
+        let rec = Arc::clone(&recorder);
+        let clock = match &sources {
+            Sources::Live(_) => Clock::Wall,
+            Sources::Replay(_) => Clock::Ring(Arc::clone(&ring)),
+        };
+        tasks.push(tokio::spawn(match_lines(line_rx, set, rec, clock)));
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut summary = RunSummary::default();
+    match sources {
+        Sources::Live(caps) => {
+            let mut threads = Vec::new();
+            for (i, cap) in caps.into_iter().enumerate() {
+                threads.push(live::spawn(cap, i as u16, Arc::clone(&ring), Arc::clone(&stop)).map_err(DaemonError::Thread)?);
+            }
+            tracing::info!(interfaces = interfaces.len(), memory_limit = ring.memory_limit(), "capturing");
+            shutdown.cancelled().await;
+            stop.store(true, Ordering::Relaxed);
+            let _ = tokio::task::spawn_blocking(move || {
+                for t in threads {
+                    let _ = t.join();
+                }
+            })
+            .await;
+        }
+        Sources::Replay(replay) => {
+            let rec = Arc::clone(&recorder);
+            let ring2 = Arc::clone(&ring);
+            let stop2 = Arc::clone(&stop);
+            let stopper = shutdown.clone();
+            let watch = tokio::spawn(async move {
+                stopper.cancelled().await;
+                stop2.store(true, Ordering::Relaxed);
+            });
+            let stop3 = Arc::clone(&stop);
+            let at = opts.trigger_at.clone();
+            let speed = opts.speed;
+            let report = tokio::task::spawn_blocking(move || {
+                replay.run(
+                    &ring2,
+                    speed,
+                    at,
+                    |t| {
+                        let f = Firing { trigger: manual_index, at_ns: t, ..Firing::default() };
+                        if let Err(e) = rec.fire(f) {
+                            tracing::error!(error = %e, "manual trigger: cannot open a capture");
+                        }
+                    },
+                    &stop3,
+                )
+            })
+            .await
+            .unwrap_or_default();
+            watch.abort();
+            summary.replay = Some(report);
+        }
+    }
+    follow_stop.cancel();
+    for t in tasks {
+        let _ = t.await;
+    }
+    ring.advance_all(crate::ring::WATERMARK_END);
+    let rec = Arc::clone(&recorder);
+    let _ = tokio::task::spawn_blocking(move || rec.join()).await;
+    drop(recorder);
+    summary.captures = collector.await.unwrap_or_default();
+    Ok(summary)
+}
+
+/// What "now" is for a log line: the wall clock when capturing live, the
+/// replay's position when replaying.
+enum Clock {
+    Wall,
+    Ring(Arc<Ring>),
+}
+
+impl Clock {
+    fn now(&self) -> i64 {
+        match self {
+            Clock::Wall => now_ns(),
+            Clock::Ring(r) => r.span().newest_ts.unwrap_or_else(now_ns),
+        }
+    }
+}
+
+/// Match every followed line against the triggers and fire the recorder.
+async fn match_lines(mut lines: tokio::sync::mpsc::Receiver<LogLine>, set: TriggerSet, recorder: Arc<Recorder>, clock: Clock) {
+    let mut matches = Vec::new();
+    while let Some(line) = lines.recv().await {
+        if !set.match_line(&line.bytes, &mut matches) {
+            continue;
+        }
+        let at = clock.now();
+        for m in matches.drain(..) {
+            let firing = Firing {
+                trigger: m.trigger,
+                at_ns: at,
+                onset_ns: None,
+                source: Some(line.path.display().to_string()),
+                line_no: Some(line.line_no),
+                line: Some(line.bytes.clone()),
+                groups: m.groups,
+            };
+            match recorder.fire(firing) {
+                Ok(fired) => tracing::info!(trigger = %set.defs()[m.trigger].name, file = %line.path.display(), line = line.line_no, outcome = ?fired, "trigger fired"),
+                Err(e) => tracing::error!(error = %e, "trigger fired but no capture could be opened"),
+            }
+        }
+    }
+}
+
+fn log_outcome(outcome: &CaptureOutcome) {
+    match outcome {
+        CaptureOutcome::Written { pcapng, report, .. } => {
+            if report.window.complete {
+                tracing::info!(file = %pcapng.display(), packets = report.packets, "capture written");
+            } else {
+                tracing::warn!(file = %pcapng.display(), packets = report.packets, shortfall = %report.window.shortfall.join("; "), "capture written, incomplete");
+            }
+        }
+        CaptureOutcome::Failed { path, error } => tracing::error!(file = %path.display(), error = %error, "capture failed"),
+    }
+}

@@ -1,0 +1,124 @@
+//! The JSON sidecar written beside every capture file: why it was taken and how
+//! complete it is. Its schema is versioned (`schema`); fields are only added.
+//!
+//! A capture that could not cover what was asked says so here (`window.complete`
+//! is false and `window.shortfall` lists each reason); it is never silent.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the sidecar schema.
+pub const SCHEMA: &str = "tripcap.capture/1";
+
+/// One trigger that fired into this capture.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TriggerRecord {
+    /// Trigger name.
+    pub name: String,
+    /// Class of failure (`nccl_timeout`, …, `manual`, `custom`).
+    pub class: String,
+    /// When it fired, ns since the Unix epoch (capture clock).
+    pub at_ns: i64,
+    /// `at_ns` as RFC 3339.
+    pub at: String,
+    /// When the failure began, if the line said (back-dated window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub onset_ns: Option<i64>,
+    /// The log file the line came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Line number in that file (1-based, since tripcap started following it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_no: Option<u64>,
+    /// The matching line (lossy UTF-8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+    /// Named groups the pattern captured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<(String, String)>,
+    /// The window this trigger asked for: [start, end] in ns.
+    pub asked: [i64; 2],
+}
+
+/// The window: asked vs covered.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WindowReport {
+    /// Asked window start (ns, earliest of all triggers).
+    pub asked_start_ns: i64,
+    /// Asked window end (ns, latest of all triggers).
+    pub asked_end_ns: i64,
+    /// First capture time the file is complete from.
+    pub covered_start_ns: i64,
+    /// Last capture time the file is complete to.
+    pub covered_end_ns: i64,
+    /// `asked_*` and `covered_*` as RFC 3339, for people.
+    pub asked: [String; 2],
+    /// See `asked`.
+    pub covered: [String; 2],
+    /// Whether every packet of the asked window is in the file.
+    pub complete: bool,
+    /// Why not, one sentence each.
+    pub shortfall: Vec<String>,
+}
+
+/// One captured interface in the file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InterfaceReport {
+    /// Name.
+    pub name: String,
+    /// Link type number.
+    pub linktype: u16,
+    /// Snapshot length.
+    pub snaplen: u32,
+    /// BPF filter.
+    pub filter: String,
+    /// Timestamp precision libpcap really gave (`nano` or `micro`).
+    pub tstamp_precision: String,
+    /// Packets written from this interface.
+    pub packets: u64,
+    /// Kernel drops (buffer full) while the window was open.
+    pub kernel_drops: u64,
+    /// Drops by the NIC/driver while the window was open.
+    pub if_drops: u64,
+}
+
+/// The sidecar document.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sidecar {
+    /// Schema tag.
+    pub schema: String,
+    /// tripcap version that wrote it.
+    pub tripcap_version: String,
+    /// Incident id (also the file stem): unique per capture, the upload idempotency key.
+    pub incident: String,
+    /// Host name.
+    pub host: String,
+    /// Capture file name (beside this sidecar).
+    pub file: String,
+    /// Every trigger recorded in this capture, in firing order.
+    pub triggers: Vec<TriggerRecord>,
+    /// Matches that fired no capture and were not recorded (cooldown, line cap).
+    pub suppressed_matches: u64,
+    /// Asked vs covered.
+    pub window: WindowReport,
+    /// Packets written.
+    pub packets: u64,
+    /// Captured bytes written (packet data, without pcapng framing).
+    pub bytes: u64,
+    /// Bytes of those packets on the wire.
+    pub wire_bytes: u64,
+    /// Per interface.
+    pub interfaces: Vec<InterfaceReport>,
+    /// Ring blocks evicted (memory full) while the window was open.
+    pub ring_evictions: u64,
+    /// Packets dropped because every ring buffer was pinned, while the window was open.
+    pub ring_full_drops: u64,
+}
+
+/// Format ns since the epoch as RFC 3339 with nanoseconds (UTC).
+pub fn rfc3339(ns: i64) -> String {
+    if ns <= 0 {
+        return "1970-01-01T00:00:00.000000000Z".to_string();
+    }
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns as u64);
+    humantime::format_rfc3339_nanos(t).to_string()
+}

@@ -1,0 +1,462 @@
+//! A window: one capture file being written, from the ring, on its own thread.
+//!
+//! When a trigger opens a window, the window subscribes to the ring (taking
+//! references to the blocks it needs, then to every block sealed later) and a
+//! thread merges the interfaces' records by timestamp as the ring's watermark
+//! rises, writing packets in [start, end] to a body file. When the watermark
+//! passes `end` the window closes: header blocks (with the trigger comments,
+//! only known now) and body are assembled under a temporary name, made 0600,
+//! synced and renamed; then the sidecar is written the same way. The sidecar
+//! appears last, so its presence means the capture is complete.
+//!
+//! A trigger that fires while the window is open extends `end` (the
+//! [`Recorder`](crate::recorder::Recorder) decides); the shared
+//! [`WindowShared`] is how it reaches the writer thread.
+
+use std::collections::VecDeque;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::capture::InterfaceInfo;
+use crate::capture_file::pcapng;
+use crate::ring::{Block, Ring, RingEvent, WATERMARK_END};
+use crate::sidecar::{self, InterfaceReport, Sidecar, TriggerRecord, WindowReport};
+
+/// Buffer of the body writer.
+const WRITE_BUFFER: usize = 1 << 20;
+
+/// State of an open window shared between the recorder and the writer thread.
+#[derive(Debug)]
+pub struct WindowShared {
+    inner: Mutex<WindowState>,
+}
+
+/// What the recorder may change while the window is open.
+#[derive(Debug)]
+pub struct WindowState {
+    /// Start of the window (fixed once opened).
+    pub start: i64,
+    /// End of the window (a later trigger may extend it).
+    pub end: i64,
+    /// Set by the writer when it has decided to close; no more changes then.
+    pub closed: bool,
+    /// Triggers recorded in this window.
+    pub triggers: Vec<TriggerRecord>,
+    /// Matches merged into this window without being recorded.
+    pub suppressed: u64,
+    /// Earliest start any trigger asked for (may precede `start`).
+    pub asked_start: i64,
+}
+
+impl WindowShared {
+    /// A window in `state`.
+    pub fn new(state: WindowState) -> WindowShared {
+        WindowShared { inner: Mutex::new(state) }
+    }
+
+    /// Lock the state (a poisoned lock still holds valid data).
+    pub fn lock(&self) -> MutexGuard<'_, WindowState> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// How a window ended.
+#[derive(Debug, Clone)]
+pub enum CaptureOutcome {
+    /// The capture file and sidecar are written.
+    Written {
+        /// Path of the pcapng file.
+        pcapng: PathBuf,
+        /// Path of the JSON sidecar.
+        sidecar: PathBuf,
+        /// The sidecar's content.
+        report: Box<Sidecar>,
+    },
+    /// Writing failed (disk full, permission…); the temporary files were removed.
+    Failed {
+        /// The file that could not be written.
+        path: PathBuf,
+        /// What went wrong, one line.
+        error: String,
+    },
+}
+
+/// Everything a window writer needs, fixed at open.
+pub struct WindowPlan {
+    /// File stem and incident id.
+    pub incident: String,
+    /// Directory of the output.
+    pub dir: PathBuf,
+    /// Host name for the sidecar and comment.
+    pub host: String,
+    /// The interfaces of the ring, in ring order.
+    pub interfaces: Arc<Vec<InterfaceInfo>>,
+}
+
+/// Start a window: subscribe to the ring and spawn the writer thread.
+/// `done` receives the outcome when the window closes.
+pub fn open(
+    ring: &Arc<Ring>,
+    plan: WindowPlan,
+    shared: Arc<WindowShared>,
+    done: tokio::sync::mpsc::UnboundedSender<CaptureOutcome>,
+) -> io::Result<std::thread::JoinHandle<()>> {
+    let (tx, rx) = mpsc::channel();
+    let start = shared.lock().start;
+    let counters_at_open: Vec<[u64; 2]> = plan.interfaces.iter().map(|i| i.counters.drops()).collect();
+    let stats = ring.stats();
+    let ring_at_open = [
+        stats.evicted_blocks.load(Ordering::Relaxed),
+        stats.ring_full_drops.load(Ordering::Relaxed),
+    ];
+    let span = ring.subscribe(start, tx);
+    let ring = Arc::clone(ring);
+    std::thread::Builder::new()
+        .name(format!("window-{}", plan.incident))
+        .spawn(move || {
+            let mut w = Writer::new(plan, shared, span.reaches_back_to);
+            let outcome = w.run(rx).and_then(|()| w.finish(&ring, &counters_at_open, ring_at_open));
+            let outcome = match outcome {
+                Ok(o) => o,
+                Err(e) => {
+                    w.cleanup();
+                    CaptureOutcome::Failed { path: w.final_path(), error: e.to_string() }
+                }
+            };
+            let _ = done.send(outcome);
+        })
+}
+
+struct Queue {
+    blocks: VecDeque<(Arc<Block>, usize)>,
+}
+
+impl Queue {
+    /// Timestamp of the head record.
+    fn head_ts(&self) -> Option<i64> {
+        let (b, off) = self.blocks.front()?;
+        b.record_at(*off).map(|(r, _)| r.ts)
+    }
+}
+
+struct Writer {
+    plan: WindowPlan,
+    shared: Arc<WindowShared>,
+    reaches_back_to: i64,
+    queues: Vec<Queue>,
+    body: Option<BufWriter<File>>,
+    body_path: PathBuf,
+    packets: u64,
+    bytes: u64,
+    wire_bytes: u64,
+    per_iface: Vec<u64>,
+    last_watermark: i64,
+}
+
+impl Writer {
+    fn new(plan: WindowPlan, shared: Arc<WindowShared>, reaches_back_to: i64) -> Writer {
+        let n = plan.interfaces.len();
+        let body_path = plan.dir.join(format!(".{}.body.tmp", plan.incident));
+        Writer {
+            plan,
+            shared,
+            reaches_back_to,
+            queues: (0..n).map(|_| Queue { blocks: VecDeque::new() }).collect(),
+            body: None,
+            body_path,
+            packets: 0,
+            bytes: 0,
+            wire_bytes: 0,
+            per_iface: vec![0; n],
+            last_watermark: i64::MIN,
+        }
+    }
+
+    fn final_path(&self) -> PathBuf {
+        self.plan.dir.join(format!("{}.pcapng", self.plan.incident))
+    }
+
+    fn cleanup(&mut self) {
+        self.body = None;
+        let _ = fs::remove_file(&self.body_path);
+        let _ = fs::remove_file(tmp_path(&self.final_path()));
+    }
+
+    fn run(&mut self, rx: Receiver<RingEvent>) -> io::Result<()> {
+        self.body = Some(BufWriter::with_capacity(WRITE_BUFFER, create_private(&self.body_path)?));
+        let (start, _) = self.window();
+        for ev in rx {
+            match ev {
+                RingEvent::Block(b) => {
+                    if let Some(q) = self.queues.get_mut(usize::from(b.iface())) {
+                        q.blocks.push_back((b, 0));
+                    }
+                }
+                RingEvent::Watermark(w) => {
+                    let (_, end) = self.window();
+                    self.emit_until(start, end, w.min(end))?;
+                    if w != WATERMARK_END {
+                        self.last_watermark = w;
+                    }
+                    if w >= end && self.try_close(w) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        // The ring went away (agent stopping): write what arrived.
+        let (_, end) = self.window();
+        self.emit_until(start, end, end)?;
+        self.shared.lock().closed = true;
+        Ok(())
+    }
+
+    fn window(&self) -> (i64, i64) {
+        let st = self.shared.lock();
+        (st.start, st.end)
+    }
+
+    /// Close unless a trigger extended the window past `w` meanwhile.
+    fn try_close(&self, w: i64) -> bool {
+        let mut st = self.shared.lock();
+        if w >= st.end {
+            st.closed = true;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Write every record with ts <= `limit`, merged across interfaces by time;
+    /// records outside [start, end] are skipped.
+    fn emit_until(&mut self, start: i64, end: i64, limit: i64) -> io::Result<()> {
+        let Some(body) = self.body.as_mut() else {
+            return Ok(());
+        };
+        loop {
+            // Few interfaces (1–8): a linear scan beats a heap.
+            let mut best: Option<(usize, i64)> = None;
+            for (i, q) in self.queues.iter().enumerate() {
+                if let Some(ts) = q.head_ts() {
+                    if best.is_none_or(|(_, b)| ts < b) {
+                        best = Some((i, ts));
+                    }
+                }
+            }
+            let Some((i, ts)) = best else { break };
+            if ts > limit {
+                break;
+            }
+            let q = &mut self.queues[i];
+            let Some((block, off)) = q.blocks.front_mut() else { break };
+            let Some((rec, next)) = block.record_at(*off) else {
+                q.blocks.pop_front();
+                continue;
+            };
+            if ts >= start && ts <= end {
+                pcapng::write_packet(body, i as u32, rec.ts, rec.orig_len, rec.data)?;
+                self.packets += 1;
+                self.bytes += rec.data.len() as u64;
+                self.wire_bytes += u64::from(rec.orig_len);
+                self.per_iface[i] += 1;
+            }
+            *off = next;
+            if block.record_at(next).is_none() {
+                q.blocks.pop_front(); // the block's buffer may go back to the pool now
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, ring: &Ring, counters_at_open: &[[u64; 2]], ring_at_open: [u64; 2]) -> io::Result<CaptureOutcome> {
+        let Some(body) = self.body.take() else {
+            return Err(io::Error::other("window body was never opened"));
+        };
+        body.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        self.queues.clear();
+        let (triggers, suppressed, start, end, asked_start) = {
+            let st = self.shared.lock();
+            (st.triggers.clone(), st.suppressed, st.start, st.end, st.asked_start)
+        };
+
+        // Coverage: the ring's reach at open bounds the start; the last real
+        // watermark bounds the end (a replay ending or the agent stopping early).
+        let covered_start = start.max(self.reaches_back_to);
+        let covered_end = end.min(self.last_watermark.max(covered_start));
+        let mut shortfall = Vec::new();
+        if asked_start < start {
+            shortfall.push(format!(
+                "a later trigger asked for packets from {} but the file had already started at {}",
+                sidecar::rfc3339(asked_start),
+                sidecar::rfc3339(start)
+            ));
+        }
+        if covered_start > start {
+            shortfall.push(format!(
+                "the ring reached back only to {} ({:.3} s of the {:.3} s asked before the trigger): raise memory_limit or lower the packet rate",
+                sidecar::rfc3339(covered_start),
+                seconds(first_at(&triggers).saturating_sub(covered_start)),
+                seconds(first_at(&triggers).saturating_sub(start)),
+            ));
+        }
+        if covered_end < end {
+            shortfall.push(format!(
+                "capture stopped at {} before the window's end {} (replay ended or agent stopped)",
+                sidecar::rfc3339(covered_end),
+                sidecar::rfc3339(end)
+            ));
+        }
+        let stats = ring.stats();
+        let ring_evictions = stats.evicted_blocks.load(Ordering::Relaxed).saturating_sub(ring_at_open[0]);
+        let ring_full_drops = stats.ring_full_drops.load(Ordering::Relaxed).saturating_sub(ring_at_open[1]);
+        if ring_full_drops > 0 {
+            shortfall.push(format!(
+                "{ring_full_drops} packets dropped because every ring buffer was held by captures being written (disk too slow?)"
+            ));
+        }
+        let interfaces: Vec<InterfaceReport> = self
+            .plan
+            .interfaces
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                let [k0, f0] = counters_at_open.get(i).copied().unwrap_or_default();
+                let [k1, f1] = info.counters.drops();
+                InterfaceReport {
+                    name: info.desc.name.clone(),
+                    linktype: info.desc.linktype,
+                    snaplen: info.desc.snaplen,
+                    filter: info.desc.filter.clone(),
+                    tstamp_precision: info.precision.to_string(),
+                    packets: self.per_iface.get(i).copied().unwrap_or(0),
+                    kernel_drops: k1.saturating_sub(k0),
+                    if_drops: f1.saturating_sub(f0),
+                }
+            })
+            .collect();
+        let kernel_drops: u64 = interfaces.iter().map(|i| i.kernel_drops + i.if_drops).sum();
+        if kernel_drops > 0 {
+            shortfall.push(format!(
+                "the kernel dropped {kernel_drops} packets while the window was open: raise buffer_size or narrow the filter"
+            ));
+        }
+        let complete = shortfall.is_empty();
+        let file = format!("{}.pcapng", self.plan.incident);
+        let report = Sidecar {
+            schema: sidecar::SCHEMA.to_string(),
+            tripcap_version: env!("CARGO_PKG_VERSION").to_string(),
+            incident: self.plan.incident.clone(),
+            host: self.plan.host.clone(),
+            file: file.clone(),
+            triggers,
+            suppressed_matches: suppressed,
+            window: WindowReport {
+                asked_start_ns: asked_start.min(start),
+                asked_end_ns: end,
+                covered_start_ns: covered_start,
+                covered_end_ns: covered_end,
+                asked: [sidecar::rfc3339(asked_start.min(start)), sidecar::rfc3339(end)],
+                covered: [sidecar::rfc3339(covered_start), sidecar::rfc3339(covered_end)],
+                complete,
+                shortfall,
+            },
+            packets: self.packets,
+            bytes: self.bytes,
+            wire_bytes: self.wire_bytes,
+            interfaces,
+            ring_evictions,
+            ring_full_drops,
+        };
+
+        let comments = comments(&self.plan.host, &report);
+        let descs: Vec<_> = self.plan.interfaces.iter().map(|i| i.desc.clone()).collect();
+        let final_path = self.final_path();
+        let tmp = tmp_path(&final_path);
+        {
+            let mut out = create_private(&tmp)?;
+            out.write_all(&pcapng::header_blocks(&comments, &descs))?;
+            let mut body = File::open(&self.body_path)?;
+            io::copy(&mut body, &mut out)?;
+            out.sync_all()?;
+        }
+        fs::rename(&tmp, &final_path)?;
+        let _ = fs::remove_file(&self.body_path);
+
+        let sidecar_path = self.plan.dir.join(format!("{}.json", self.plan.incident));
+        let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
+        write_private_atomically(&sidecar_path, &json)?;
+        sync_dir(&self.plan.dir);
+        Ok(CaptureOutcome::Written { pcapng: final_path, sidecar: sidecar_path, report: Box::new(report) })
+    }
+}
+
+fn first_at(triggers: &[TriggerRecord]) -> i64 {
+    triggers.first().map_or(0, |t| t.onset_ns.unwrap_or(t.at_ns))
+}
+
+fn seconds(ns: i64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The section-header comments: one summary, then one per trigger line.
+fn comments(host: &str, report: &Sidecar) -> Vec<String> {
+    let mut out = vec![format!(
+        "tripcap {} on {host}: incident {}; window {} .. {}{}",
+        report.tripcap_version,
+        report.incident,
+        report.window.asked[0],
+        report.window.asked[1],
+        if report.window.complete { String::new() } else { format!("; INCOMPLETE: {}", report.window.shortfall.join("; ")) }
+    )];
+    for t in &report.triggers {
+        let mut c = format!("trigger {} ({}) at {}", t.name, t.class, t.at);
+        if let Some(src) = &t.source {
+            c.push_str(&format!(" from {src}"));
+            if let Some(n) = t.line_no {
+                c.push_str(&format!(":{n}"));
+            }
+        }
+        if let Some(line) = &t.line {
+            c.push_str(&format!(": {line}"));
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `dir/.name.tmp` for `dir/name`.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp"))
+}
+
+/// Create (truncate) a file readable by its owner only.
+pub fn create_private(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)
+}
+
+/// Write `data` to `path` via a 0600 temporary file, synced, then renamed.
+pub fn write_private_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
+    let tmp = tmp_path(path);
+    let result = (|| {
+        let mut f = create_private(&tmp)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
