@@ -42,21 +42,31 @@ impl std::error::Error for ConfigError {}
 
 impl ConfigError {
     fn plain(message: impl Into<String>) -> ConfigError {
-        ConfigError { location: None, message: message.into() }
+        ConfigError {
+            location: None,
+            message: message.into(),
+        }
     }
 }
 
 /// Where a value came from, to locate errors found after parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Origin {
-    File { path: String, line: usize, col: usize },
+    File {
+        path: String,
+        line: usize,
+        col: usize,
+    },
     Flag(&'static str),
 }
 
 impl Origin {
     fn error(&self, message: String) -> ConfigError {
         match self {
-            Origin::File { path, line, col } => ConfigError { location: Some((path.clone(), *line, *col)), message },
+            Origin::File { path, line, col } => ConfigError {
+                location: Some((path.clone(), *line, *col)),
+                message,
+            },
             Origin::Flag(flag) => ConfigError::plain(format!("{flag}: {message}")),
         }
     }
@@ -67,16 +77,31 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text.as_bytes()[..offset];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-    let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let col = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
     (line, col)
 }
 
-#[derive(Debug, Deserialize, Clone)]
-#[serde(untagged)]
-enum NumOrText {
-    Num(i64),
-    Text(String),
+/// A size, duration or snaplen as written: a string or an integer. Read as a
+/// plain TOML value so a wrong type gets our message, not serde's.
+type NumOrText = toml::Value;
+
+fn type_name(v: &toml::Value) -> &'static str {
+    match v {
+        toml::Value::String(_) => "a string",
+        toml::Value::Integer(_) => "an integer",
+        toml::Value::Float(_) => "a float",
+        toml::Value::Boolean(_) => "a boolean",
+        toml::Value::Datetime(_) => "a date",
+        toml::Value::Array(_) => "an array",
+        toml::Value::Table(_) => "a table",
+    }
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -215,9 +240,19 @@ impl Default for Config {
                 buffer_size: 64 << 20,
                 promiscuous: false,
             },
-            ring: RingSettings { memory_limit: 1 << 30, max_age: Duration::from_secs(15 * 60), block_size: 256 << 10 },
-            output: OutputConfig { dir: PathBuf::from("/var/lib/tripcap"), max_window: Duration::from_secs(10 * 60) },
-            logs: LogsConfig { paths: Vec::new(), max_line_bytes: 64 << 10 },
+            ring: RingSettings {
+                memory_limit: 1 << 30,
+                max_age: Duration::from_secs(15 * 60),
+                block_size: 256 << 10,
+            },
+            output: OutputConfig {
+                dir: PathBuf::from("/var/lib/tripcap"),
+                max_window: Duration::from_secs(10 * 60),
+            },
+            logs: LogsConfig {
+                paths: Vec::new(),
+                max_line_bytes: 64 << 10,
+            },
             packs: Vec::new(),
             triggers: Vec::new(),
             origins: HashMap::new(),
@@ -236,22 +271,49 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn origin(&self, span: Range<usize>) -> Origin {
         let (line, col) = line_col(self.text, span.start);
-        Origin::File { path: self.path.to_string(), line, col }
+        Origin::File {
+            path: self.path.to_string(),
+            line,
+            col,
+        }
     }
     fn err<T>(&self, span: Range<usize>, message: String) -> Result<T, ConfigError> {
         Err(self.origin(span).error(message))
     }
     fn duration(&self, v: &Spanned<NumOrText>, key: &str) -> Result<Duration, ConfigError> {
         match v.get_ref() {
-            NumOrText::Text(t) => parse_duration(t).or_else(|m| self.err(v.span(), format!("`{key}`: {m}"))),
-            NumOrText::Num(n) => self.err(v.span(), format!("`{key}` = {n} has no unit: write \"{n}s\" (or \"{n}ms\", \"{n}m\")")),
+            toml::Value::String(t) => {
+                parse_duration(t).or_else(|m| self.err(v.span(), format!("`{key}`: {m}")))
+            }
+            toml::Value::Integer(n) => self.err(
+                v.span(),
+                format!("`{key}` = {n} has no unit: write \"{n}s\" (or \"{n}ms\", \"{n}m\")"),
+            ),
+            other => self.err(
+                v.span(),
+                format!(
+                    "`{key}` must be a duration like \"30s\", not {}",
+                    type_name(other)
+                ),
+            ),
         }
     }
     fn size(&self, v: &Spanned<NumOrText>, key: &str) -> Result<u64, ConfigError> {
         match v.get_ref() {
-            NumOrText::Num(n) if *n >= 0 => Ok(*n as u64),
-            NumOrText::Num(n) => self.err(v.span(), format!("`{key}` = {n} must not be negative")),
-            NumOrText::Text(t) => parse_size(t).or_else(|m| self.err(v.span(), format!("`{key}`: {m}"))),
+            toml::Value::Integer(n) if *n >= 0 => Ok(*n as u64),
+            toml::Value::Integer(n) => {
+                self.err(v.span(), format!("`{key}` = {n} must not be negative"))
+            }
+            toml::Value::String(t) => {
+                parse_size(t).or_else(|m| self.err(v.span(), format!("`{key}`: {m}")))
+            }
+            other => self.err(
+                v.span(),
+                format!(
+                    "`{key}` must be a size like \"1GiB\" or a number of bytes, not {}",
+                    type_name(other)
+                ),
+            ),
         }
     }
 }
@@ -260,9 +322,13 @@ impl Reader<'_> {
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return Err(format!("\"{t}\" has no unit: write \"{t}s\" (or \"{t}ms\", \"{t}m\")"));
+        return Err(format!(
+            "\"{t}\" has no unit: write \"{t}s\" (or \"{t}ms\", \"{t}m\")"
+        ));
     }
-    humantime::parse_duration(t).map_err(|e| format!("\"{t}\" is not a duration ({e}): write e.g. \"30s\", \"500ms\", \"15m\""))
+    humantime::parse_duration(t).map_err(|e| {
+        format!("\"{t}\" is not a duration ({e}): write e.g. \"30s\", \"500ms\", \"15m\"")
+    })
 }
 
 /// Parse a byte size (`"64MiB"`, `"1GiB"`, `"500k"`, `"1048576"`).
@@ -289,9 +355,13 @@ impl Config {
     /// Read and check a config file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| ConfigError::plain(format!("cannot read config `{shown}`: {e}")))?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| ConfigError::plain(format!("cannot read config `{shown}`: {e}")))?;
         let text = String::from_utf8(bytes).map_err(|e| {
-            ConfigError::plain(format!("config `{shown}` is not UTF-8 (first bad byte at offset {}): save it as UTF-8", e.utf8_error().valid_up_to()))
+            ConfigError::plain(format!(
+                "config `{shown}` is not UTF-8 (first bad byte at offset {}): save it as UTF-8",
+                e.utf8_error().valid_up_to()
+            ))
         })?;
         Config::parse(&shown, &text)
     }
@@ -316,14 +386,24 @@ impl Config {
         }
         if let Some(s) = &raw.capture.snaplen {
             let text = match s.get_ref() {
-                NumOrText::Num(n) => n.to_string(),
-                NumOrText::Text(t) => t.clone(),
+                toml::Value::Integer(n) => n.to_string(),
+                toml::Value::String(t) => t.clone(),
+                other => {
+                    return r.err(
+                        s.span(),
+                        format!(
+                            "`snaplen` must be a number of bytes or \"full\", not {}",
+                            type_name(other)
+                        ),
+                    )
+                }
             };
             c.capture.snaplen = parse_snaplen(&text).or_else(|m| r.err(s.span(), m))?;
         }
         if let Some(b) = &raw.capture.buffer_size {
             let size = r.size(b, "buffer_size")?;
-            c.capture.buffer_size = u32::try_from(size).or_else(|_| r.err(b.span(), "`buffer_size` must be below 4GiB".into()))?;
+            c.capture.buffer_size = u32::try_from(size)
+                .or_else(|_| r.err(b.span(), "`buffer_size` must be below 4GiB".into()))?;
         }
         if let Some(p) = raw.capture.promiscuous {
             c.capture.promiscuous = p;
@@ -359,15 +439,22 @@ impl Config {
         for t in raw.trigger {
             let name = t.name.get_ref().clone();
             if name.trim().is_empty() {
-                return r.err(t.name.span(), "trigger `name` is empty: give it a short name like \"nccl-watchdog\"".into());
+                return r.err(
+                    t.name.span(),
+                    "trigger `name` is empty: give it a short name like \"nccl-watchdog\"".into(),
+                );
             }
             let mut patterns = Vec::new();
             for p in t.pattern.into_iter().chain(t.patterns) {
-                c.origins.insert((name.clone(), patterns.len()), r.origin(p.span()));
+                c.origins
+                    .insert((name.clone(), patterns.len()), r.origin(p.span()));
                 patterns.push(p.into_inner());
             }
             if patterns.is_empty() {
-                return r.err(t.name.span(), format!("trigger `{name}` has no pattern: add `pattern = \"...\"` (a regex)"));
+                return r.err(
+                    t.name.span(),
+                    format!("trigger `{name}` has no pattern: add `pattern = \"...\"` (a regex)"),
+                );
             }
             let mut def = TriggerDef::new(name, patterns);
             if let Some(class) = t.class {
@@ -410,8 +497,13 @@ impl Config {
             self.logs.paths = flags.logs.clone();
         }
         for (i, p) in flags.patterns.iter().enumerate() {
-            let name = if flags.patterns.len() == 1 { "pattern".to_string() } else { format!("pattern-{}", i + 1) };
-            self.origins.insert((name.clone(), 0), Origin::Flag("--pattern"));
+            let name = if flags.patterns.len() == 1 {
+                "pattern".to_string()
+            } else {
+                format!("pattern-{}", i + 1)
+            };
+            self.origins
+                .insert((name.clone(), 0), Origin::Flag("--pattern"));
             self.triggers.push(TriggerDef::new(name, vec![p.clone()]));
         }
         for t in &mut self.triggers {
@@ -436,45 +528,67 @@ impl Config {
             match builtin_pack(pack) {
                 Some(p) => defs.extend(p),
                 None => {
-                    let msg = format!("unknown trigger pack `{pack}`: known packs are {}", known_packs().join(", "));
-                    return Err(self.pack_origins.get(i).map_or_else(|| ConfigError::plain(msg.clone()), |o| o.error(msg.clone())));
+                    let msg = format!(
+                        "unknown trigger pack `{pack}`: known packs are {}",
+                        known_packs().join(", ")
+                    );
+                    return Err(self.pack_origins.get(i).map_or_else(
+                        || ConfigError::plain(msg.clone()),
+                        |o| o.error(msg.clone()),
+                    ));
                 }
             }
         }
         defs.extend(self.triggers.iter().cloned());
         TriggerSet::new(defs).map_err(|e| match &e {
-            tripcap_triggers::Error::BadPattern { trigger, index, .. } => match self.origins.get(&(trigger.clone(), *index)) {
-                Some(o) => o.error(format!("{e}: fix the regex (syntax: https://docs.rs/regex/#syntax)")),
-                None => ConfigError::plain(e.to_string()),
-            },
+            tripcap_triggers::Error::BadPattern { trigger, index, .. } => {
+                match self.origins.get(&(trigger.clone(), *index)) {
+                    Some(o) => o.error(format!(
+                        "{e}: fix the regex (syntax: https://docs.rs/regex/#syntax)"
+                    )),
+                    None => ConfigError::plain(e.to_string()),
+                }
+            }
             _ => ConfigError::plain(e.to_string()),
         })
     }
 
     /// The ring's age bound: at least the largest `pre` of any trigger.
     pub fn effective_max_age(&self, set: &TriggerSet) -> Duration {
-        set.defs().iter().map(|d| d.pre).fold(self.ring.max_age, Duration::max)
+        set.defs()
+            .iter()
+            .map(|d| d.pre)
+            .fold(self.ring.max_age, Duration::max)
     }
 
     /// Check everything that can be checked without capturing: triggers, the
     /// BPF filter, the output directory, the log globs.
     pub fn check(&self) -> Result<Vec<String>, ConfigError> {
         let set = self.trigger_set()?;
-        capture::check_filter(&self.capture.filter, self.capture.snaplen).map_err(|e| self.filter_origin.error(e.to_string()))?;
+        capture::check_filter(&self.capture.filter, self.capture.snaplen)
+            .map_err(|e| self.filter_origin.error(e.to_string()))?;
         let mut notes = Vec::new();
         if self.capture.interfaces.is_empty() {
-            notes.push("no interface configured: set `capture.interfaces` or pass `-i IFACE`".to_string());
+            notes.push(
+                "no interface configured: set `capture.interfaces` or pass `-i IFACE`".to_string(),
+            );
         }
         for p in &self.logs.paths {
             if p != "-" {
-                glob::Pattern::new(p).map_err(|e| ConfigError::plain(format!("log path `{p}` is not a valid glob: {e}")))?;
+                glob::Pattern::new(p).map_err(|e| {
+                    ConfigError::plain(format!("log path `{p}` is not a valid glob: {e}"))
+                })?;
             }
         }
         if set.is_empty() {
-            notes.push("no trigger configured: captures happen only on manual triggers".to_string());
+            notes
+                .push("no trigger configured: captures happen only on manual triggers".to_string());
         }
         if self.capture.snaplen < 96 {
-            notes.push(format!("snaplen {} may cut RoCE headers behind VLAN/IPv6: 128 is safe", self.capture.snaplen));
+            notes.push(format!(
+                "snaplen {} may cut RoCE headers behind VLAN/IPv6: 128 is safe",
+                self.capture.snaplen
+            ));
         }
         Ok(notes)
     }
@@ -570,9 +684,16 @@ post = "5s"
             "t.toml:2:16: `memory_limit`: \"lots\" is not a size: write e.g. \"64MiB\", \"1GiB\" (binary) or \"500MB\" (decimal)"
         );
         let unknown = err("[capture]\ninterface = [\"x\"]\n");
-        assert!(unknown.starts_with("t.toml:2:1: unknown field `interface`"), "{unknown}");
+        assert!(
+            unknown.starts_with("t.toml:2:1: unknown field `interface`"),
+            "{unknown}"
+        );
         let wrong_type = err("[capture]\ninterfaces = \"eth0\"\n");
-        assert!(wrong_type.starts_with("t.toml:2:14: invalid type: string \"eth0\", expected a sequence"), "{wrong_type}");
+        assert!(
+            wrong_type
+                .starts_with("t.toml:2:14: invalid type: string \"eth0\", expected a sequence"),
+            "{wrong_type}"
+        );
         assert_eq!(
             err("[capture]\nsnaplen = 20\n"),
             "t.toml:2:11: snaplen 20 is too short to hold the RoCE headers: use at least 64 (default 128), or \"full\""
@@ -587,12 +708,19 @@ post = "5s"
     fn bad_filter_is_located() {
         let c = Config::parse("t.toml", "[capture]\nfilter = \"udp prot 4791\"\n").expect("parses");
         let e = c.check().unwrap_err().to_string();
-        assert!(e.starts_with("t.toml:2:10: bad capture filter `udp prot 4791`:"), "{e}");
+        assert!(
+            e.starts_with("t.toml:2:10: bad capture filter `udp prot 4791`:"),
+            "{e}"
+        );
     }
 
     #[test]
     fn flags_win_and_add_triggers() {
-        let mut c = Config::parse("t.toml", "[capture]\ninterfaces=[\"a\"]\n[[trigger]]\nname=\"x\"\npattern=\"y\"\n").expect("parses");
+        let mut c = Config::parse(
+            "t.toml",
+            "[capture]\ninterfaces=[\"a\"]\n[[trigger]]\nname=\"x\"\npattern=\"y\"\n",
+        )
+        .expect("parses");
         c.apply(&QuickFlags {
             interfaces: vec!["b".into()],
             patterns: vec!["z(".into()],
@@ -602,6 +730,9 @@ post = "5s"
         assert_eq!(c.capture.interfaces, vec!["b"]);
         assert!(c.triggers.iter().all(|t| t.pre == Duration::from_secs(3)));
         let e = c.trigger_set().unwrap_err().to_string();
-        assert!(e.starts_with("--pattern: trigger `pattern`: pattern 0 is not a valid regex"), "{e}");
+        assert!(
+            e.starts_with("--pattern: trigger `pattern`: pattern 0 is not a valid regex"),
+            "{e}"
+        );
     }
 }

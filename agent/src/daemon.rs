@@ -54,10 +54,10 @@ pub struct RunSummary {
 #[non_exhaustive]
 pub enum DaemonError {
     /// The configuration is wrong.
-    #[error("{0}")]
+    #[error(transparent)]
     Config(#[from] ConfigError),
     /// A capture source could not be opened.
-    #[error("{0}")]
+    #[error(transparent)]
     Capture(#[from] CaptureError),
     /// The output directory is unusable.
     #[error("output directory `{path}`: {message}")]
@@ -88,19 +88,34 @@ pub fn host_name() -> String {
     }
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     let full = String::from_utf8_lossy(&buf[..end]).into_owned();
-    full.split('.').next().filter(|s| !s.is_empty()).unwrap_or("localhost").to_string()
+    full.split('.')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("localhost")
+        .to_string()
 }
 
 /// Create the output directory (0700) and check we can write in it.
 pub fn prepare_output(dir: &Path) -> Result<(), DaemonError> {
-    let err = |message: String| DaemonError::Output { path: dir.display().to_string(), message };
+    let err = |message: String| DaemonError::Output {
+        path: dir.display().to_string(),
+        message,
+    };
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| err(format!("cannot create it ({e}): choose another with `-o DIR` or `output.dir`")))?;
+        .map_err(|e| {
+            err(format!(
+                "cannot create it ({e}): choose another with `-o DIR` or `output.dir`"
+            ))
+        })?;
     let probe = dir.join(format!(".tripcap-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| err(format!("cannot write in it ({e}): fix its permissions or choose another with `-o DIR`")))?;
+    std::fs::write(&probe, b"").map_err(|e| {
+        err(format!(
+            "cannot write in it ({e}): fix its permissions or choose another with `-o DIR`"
+        ))
+    })?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
@@ -142,19 +157,29 @@ pub async fn run(
     let follower = if config.logs.paths.is_empty() {
         None
     } else {
-        let opts = FollowOptions { max_line_bytes: usize::try_from(config.logs.max_line_bytes).unwrap_or(usize::MAX), ..FollowOptions::default() };
-        Some(Follower::new(config.logs.paths.clone(), opts).map_err(|e| DaemonError::Follow(e.to_string()))?)
+        let opts = FollowOptions {
+            max_line_bytes: usize::try_from(config.logs.max_line_bytes).unwrap_or(usize::MAX),
+            ..FollowOptions::default()
+        };
+        Some(
+            Follower::new(config.logs.paths.clone(), opts)
+                .map_err(|e| DaemonError::Follow(e.to_string()))?,
+        )
     };
 
     let (interfaces, started_at): (Vec<InterfaceInfo>, i64) = match &sources {
         Sources::Live(caps) => (caps.iter().map(|c| c.info().clone()).collect(), now_ns()),
-        Sources::Replay(r) => (r.interfaces().to_vec(), r.first_ts().map_or(i64::MIN, |t| t - 1)),
+        Sources::Replay(r) => (
+            r.interfaces().to_vec(),
+            r.first_ts().map_or(i64::MIN, |t| t - 1),
+        ),
     };
     let interfaces = Arc::new(interfaces);
     let ring = Ring::new(
         RingConfig {
             memory_limit: usize::try_from(config.ring.memory_limit).unwrap_or(usize::MAX),
-            block_size: usize::try_from(config.ring.block_size).unwrap_or(crate::ring::DEFAULT_BLOCK_SIZE),
+            block_size: usize::try_from(config.ring.block_size)
+                .unwrap_or(crate::ring::DEFAULT_BLOCK_SIZE),
             max_age: config.effective_max_age(&set),
         },
         interfaces.len(),
@@ -164,11 +189,26 @@ pub async fn run(
     let mut specs: Vec<TriggerSpec> = set
         .defs()
         .iter()
-        .map(|d| TriggerSpec { name: d.name.clone(), class: d.class.clone(), pre: d.pre, post: d.post, cooldown: d.cooldown })
+        .map(|d| TriggerSpec {
+            name: d.name.clone(),
+            class: d.class.clone(),
+            pre: d.pre,
+            post: d.post,
+            cooldown: d.cooldown,
+        })
         .collect();
     let manual_index = specs.len();
-    let (pre, post) = opts.manual_window.unwrap_or((tripcap_triggers::DEFAULT_PRE, tripcap_triggers::DEFAULT_POST));
-    specs.push(TriggerSpec { name: MANUAL_TRIGGER.into(), class: "manual".into(), pre, post, cooldown: std::time::Duration::ZERO });
+    let (pre, post) = opts.manual_window.unwrap_or((
+        tripcap_triggers::DEFAULT_PRE,
+        tripcap_triggers::DEFAULT_POST,
+    ));
+    specs.push(TriggerSpec {
+        name: MANUAL_TRIGGER.into(),
+        class: "manual".into(),
+        pre,
+        post,
+        cooldown: std::time::Duration::ZERO,
+    });
 
     let (done_tx, mut done_rx) = unbounded_channel();
     let recorder = Arc::new(Recorder::new(
@@ -211,9 +251,16 @@ pub async fn run(
         Sources::Live(caps) => {
             let mut threads = Vec::new();
             for (i, cap) in caps.into_iter().enumerate() {
-                threads.push(live::spawn(cap, i as u16, Arc::clone(&ring), Arc::clone(&stop)).map_err(DaemonError::Thread)?);
+                threads.push(
+                    live::spawn(cap, i as u16, Arc::clone(&ring), Arc::clone(&stop))
+                        .map_err(DaemonError::Thread)?,
+                );
             }
-            tracing::info!(interfaces = interfaces.len(), memory_limit = ring.memory_limit(), "capturing");
+            tracing::info!(
+                interfaces = interfaces.len(),
+                memory_limit = ring.memory_limit(),
+                "capturing"
+            );
             shutdown.cancelled().await;
             stop.store(true, Ordering::Relaxed);
             let _ = tokio::task::spawn_blocking(move || {
@@ -235,8 +282,9 @@ pub async fn run(
             let stop3 = Arc::clone(&stop);
             let at = opts.trigger_at.clone();
             let speed = opts.speed;
-            let report = tokio::task::spawn_blocking(move || {
-                replay.run(
+            let report =
+                tokio::task::spawn_blocking(move || {
+                    replay.run(
                     &ring2,
                     speed,
                     at,
@@ -248,9 +296,9 @@ pub async fn run(
                     },
                     &stop3,
                 )
-            })
-            .await
-            .unwrap_or_default();
+                })
+                .await
+                .unwrap_or_default();
             watch.abort();
             summary.replay = Some(report);
         }
@@ -284,7 +332,12 @@ impl Clock {
 }
 
 /// Match every followed line against the triggers and fire the recorder.
-async fn match_lines(mut lines: tokio::sync::mpsc::Receiver<LogLine>, set: TriggerSet, recorder: Arc<Recorder>, clock: Clock) {
+async fn match_lines(
+    mut lines: tokio::sync::mpsc::Receiver<LogLine>,
+    set: TriggerSet,
+    recorder: Arc<Recorder>,
+    clock: Clock,
+) {
     let mut matches = Vec::new();
     while let Some(line) = lines.recv().await {
         if !set.match_line(&line.bytes, &mut matches) {
@@ -302,8 +355,12 @@ async fn match_lines(mut lines: tokio::sync::mpsc::Receiver<LogLine>, set: Trigg
                 groups: m.groups,
             };
             match recorder.fire(firing) {
-                Ok(fired) => tracing::info!(trigger = %set.defs()[m.trigger].name, file = %line.path.display(), line = line.line_no, outcome = ?fired, "trigger fired"),
-                Err(e) => tracing::error!(error = %e, "trigger fired but no capture could be opened"),
+                Ok(fired) => {
+                    tracing::info!(trigger = %set.defs()[m.trigger].name, file = %line.path.display(), line = line.line_no, outcome = ?fired, "trigger fired")
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "trigger fired but no capture could be opened")
+                }
             }
         }
     }
@@ -318,6 +375,8 @@ fn log_outcome(outcome: &CaptureOutcome) {
                 tracing::warn!(file = %pcapng.display(), packets = report.packets, shortfall = %report.window.shortfall.join("; "), "capture written, incomplete");
             }
         }
-        CaptureOutcome::Failed { path, error } => tracing::error!(file = %path.display(), error = %error, "capture failed"),
+        CaptureOutcome::Failed { path, error } => {
+            tracing::error!(file = %path.display(), error = %error, "capture failed")
+        }
     }
 }

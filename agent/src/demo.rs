@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::live::{self, LiveSpec};
+use crate::capture::replay::Speed;
 use crate::capture::{now_ns, CaptureError};
 use crate::config::Config;
 use crate::daemon::{self, DaemonError, RunOptions};
@@ -68,7 +69,7 @@ pub struct DemoReport {
 #[non_exhaustive]
 pub enum DemoError {
     /// The agent could not start.
-    #[error("{0}")]
+    #[error(transparent)]
     Agent(#[from] DaemonError),
     /// Files or sockets.
     #[error("demo: {0}")]
@@ -85,7 +86,10 @@ fn demo_config(out: &Path, log: &Path, iface: Option<&str>) -> Config {
     c.ring.memory_limit = 64 << 20;
     c.output.dir = out.to_path_buf();
     c.logs.paths = vec![log.display().to_string()];
-    let mut t = tripcap_triggers::TriggerDef::new("nccl-watchdog", vec!["Watchdog caught collective operation timeout".into()]);
+    let mut t = tripcap_triggers::TriggerDef::new(
+        "nccl-watchdog",
+        vec!["Watchdog caught collective operation timeout".into()],
+    );
     t.class = "nccl_timeout".into();
     t.pre = PRE;
     t.post = POST;
@@ -95,7 +99,13 @@ fn demo_config(out: &Path, log: &Path, iface: Option<&str>) -> Config {
 
 /// The demo's traffic schedule: (offset from start, payload, to responder?).
 fn schedule() -> (Generator, Vec<(Duration, Vec<u8>, bool)>) {
-    let mut g = Generator::new(vec![Flow::new(0xc1, 0xd1, 1000, 4), Flow::new(0xc2, 0xd2, 0xff_fff0, 4)], 256);
+    let mut g = Generator::new(
+        vec![
+            Flow::new(0xc1, 0xd1, 1000, 4),
+            Flow::new(0xc2, 0xd2, 0xff_fff0, 4),
+        ],
+        256,
+    );
     let mut out = Vec::new();
     let step = Duration::from_nanos(1_000_000_000 / PACKETS_PER_SECOND);
     let mut t = Duration::ZERO;
@@ -126,9 +136,19 @@ pub async fn run(out: &Path, force_replay: bool) -> Result<DemoReport, DemoError
     let fallback_reason = if force_replay {
         Some("replay asked for (--replay)".to_string())
     } else {
-        match live::open(&LiveSpec { iface: "lo".into(), filter: "udp port 4791".into(), snaplen: 128, buffer_size: 4 << 20, promiscuous: false }) {
+        match live::open(&LiveSpec {
+            iface: "lo".into(),
+            filter: "udp port 4791".into(),
+            snaplen: 128,
+            buffer_size: 4 << 20,
+            promiscuous: false,
+        }) {
             Ok(_) => None,
-            Err(e @ (CaptureError::Permission(_) | CaptureError::NoSuchDevice(_) | CaptureError::Other { .. })) => Some(e.to_string()),
+            Err(
+                e @ (CaptureError::Permission(_)
+                | CaptureError::NoSuchDevice(_)
+                | CaptureError::Other { .. }),
+            ) => Some(e.to_string()),
             Err(e) => return Err(DemoError::Agent(e.into())),
         }
     };
@@ -145,7 +165,12 @@ async fn run_live(out: &Path, log: &Path) -> Result<DemoReport, DemoError> {
     let config = demo_config(out, log, Some("lo"));
     let shutdown = CancellationToken::new();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let agent = tokio::spawn(daemon::run(config, RunOptions::default(), shutdown.clone(), Some(tx)));
+    let agent = tokio::spawn(daemon::run(
+        config,
+        RunOptions::default(),
+        shutdown.clone(),
+        Some(tx),
+    ));
     // Give the capture and the follower a moment to start.
     tokio::time::sleep(Duration::from_millis(700)).await;
     if agent.is_finished() {
@@ -166,7 +191,12 @@ async fn run_live(out: &Path, log: &Path) -> Result<DemoReport, DemoError> {
         Ok(Ok(_)) => {}
     }
     let capture = capture.ok_or(DemoError::NoCapture(wait))?;
-    Ok(DemoReport { mode: DemoMode::Live, fallback_reason: None, capture, log: log.to_path_buf() })
+    Ok(DemoReport {
+        mode: DemoMode::Live,
+        fallback_reason: None,
+        capture,
+        log: log.to_path_buf(),
+    })
 }
 
 /// Send the schedule as real datagrams, and write the watchdog line on time.
@@ -186,7 +216,11 @@ fn send_traffic(log: &Path) -> std::io::Result<()> {
         if let Some(wait) = at.checked_sub(start.elapsed()) {
             std::thread::sleep(wait);
         }
-        let _ = if forward { requester.send_to(&payload, to_responder) } else { responder.send_to(&payload, to_requester) };
+        let _ = if forward {
+            requester.send_to(&payload, to_responder)
+        } else {
+            responder.send_to(&payload, to_requester)
+        };
     }
     Ok(())
 }
@@ -205,51 +239,99 @@ async fn run_replay(out: &Path, log: &Path, reason: String) -> Result<DemoReport
         let mut f = std::io::BufWriter::new(crate::window::create_private(&pcap_path)?);
         let mut frame = Vec::new();
         let frames = packets.into_iter().map(|(at, payload, forward)| {
-            let (src, dst) = if forward { (REQUESTER, RESPONDER) } else { (RESPONDER, REQUESTER) };
+            let (src, dst) = if forward {
+                (REQUESTER, RESPONDER)
+            } else {
+                (RESPONDER, REQUESTER)
+            };
             traffic::frame(src, dst, 49152, &payload, &mut frame);
             (start + at.as_nanos() as i64, frame.clone())
         });
         traffic::write_pcap(&mut f, 128, frames)?;
         f.flush()?;
     }
+    // The same agent as live: the replay runs at capture pace and the job's
+    // line is written when the replay reaches it, so the log trigger fires.
     let config = demo_config(out, log, None);
     let opts = RunOptions {
         replay: vec![pcap_path],
-        trigger_at: vec![start + LINE_AT.as_nanos() as i64],
-        manual_window: Some((PRE, POST)),
+        speed: Speed::Realtime,
         ..RunOptions::default()
     };
-    append_line(log, WATCHDOG_LINE)?;
+    let log2 = log.to_path_buf();
+    let writer = tokio::spawn(async move {
+        tokio::time::sleep(LINE_AT + Duration::from_millis(300)).await;
+        append_line(&log2, WATCHDOG_LINE)
+    });
     let summary = daemon::run(config, opts, CancellationToken::new(), None).await?;
-    let capture = summary.captures.into_iter().next().ok_or(DemoError::NoCapture(Duration::ZERO))?;
-    Ok(DemoReport { mode: DemoMode::Replay, fallback_reason: Some(reason), capture, log: log.to_path_buf() })
+    writer.await.map_err(std::io::Error::other)??;
+    let capture = summary
+        .captures
+        .into_iter()
+        .next()
+        .ok_or(DemoError::NoCapture(Duration::ZERO))?;
+    Ok(DemoReport {
+        mode: DemoMode::Replay,
+        fallback_reason: Some(reason),
+        capture,
+        log: log.to_path_buf(),
+    })
 }
 
 /// What `tripcap demo` prints about the capture.
 pub fn describe(report: &DemoReport) -> String {
     let mut s = String::new();
     match &report.capture {
-        CaptureOutcome::Written { pcapng, sidecar, report: r } => {
+        CaptureOutcome::Written {
+            pcapng,
+            sidecar,
+            report: r,
+        } => {
             let mode = match report.mode {
                 DemoMode::Live => "captured live on lo",
                 DemoMode::Replay => "replayed (no live capture)",
             };
             s.push_str(&format!("tripcap demo: {mode}\n"));
-            s.push_str(&format!("  capture  {}\n  sidecar  {}\n", pcapng.display(), sidecar.display()));
+            s.push_str(&format!(
+                "  capture  {}\n  sidecar  {}\n",
+                pcapng.display(),
+                sidecar.display()
+            ));
             for t in &r.triggers {
                 s.push_str(&format!("  trigger  {} at {}\n", t.name, t.at));
                 if let Some(line) = &t.line {
                     s.push_str(&format!("           {line}\n"));
                 }
             }
-            s.push_str(&format!("  window   asked {} .. {}\n           covered {} .. {} ({})\n", r.window.asked[0], r.window.asked[1], r.window.covered[0], r.window.covered[1], if r.window.complete { "complete" } else { "INCOMPLETE" }));
+            s.push_str(&format!(
+                "  window   asked {} .. {}\n           covered {} .. {} ({})\n",
+                r.window.asked[0],
+                r.window.asked[1],
+                r.window.covered[0],
+                r.window.covered[1],
+                if r.window.complete {
+                    "complete"
+                } else {
+                    "INCOMPLETE"
+                }
+            ));
             for why in &r.window.shortfall {
                 s.push_str(&format!("           {why}\n"));
             }
-            s.push_str(&format!("  holds    {} RoCE packets, {} bytes captured ({} on the wire)\n", r.packets, r.bytes, r.wire_bytes));
-            s.push_str(&format!("  look     tshark -r {}   or   tripcap analyze {}\n", pcapng.display(), pcapng.display()));
+            s.push_str(&format!(
+                "  holds    {} RoCE packets, {} bytes captured ({} on the wire)\n",
+                r.packets, r.bytes, r.wire_bytes
+            ));
+            s.push_str(&format!(
+                "  look     tshark -r {}   or   tripcap analyze {}\n",
+                pcapng.display(),
+                pcapng.display()
+            ));
         }
-        CaptureOutcome::Failed { path, error } => s.push_str(&format!("tripcap demo: writing {} failed: {error}\n", path.display())),
+        CaptureOutcome::Failed { path, error } => s.push_str(&format!(
+            "tripcap demo: writing {} failed: {error}\n",
+            path.display()
+        )),
     }
     s
 }

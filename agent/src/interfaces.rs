@@ -29,11 +29,19 @@ pub fn rdma_devices(sysfs_root: &Path, pcap_devices: &[String]) -> Vec<RdmaDevic
         .map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let mut netdevs: Vec<String> = std::fs::read_dir(e.path().join("device/net"))
-                .map(|d| d.flatten().map(|n| n.file_name().to_string_lossy().into_owned()).collect())
+                .map(|d| {
+                    d.flatten()
+                        .map(|n| n.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
                 .unwrap_or_default();
             netdevs.sort();
             let pcap_can_open = pcap_devices.iter().any(|d| d == &name);
-            RdmaDevice { name, netdevs, pcap_can_open }
+            RdmaDevice {
+                name,
+                netdevs,
+                pcap_can_open,
+            }
         })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -56,9 +64,17 @@ pub fn report(sysfs_root: &Path) -> Result<String, pcap::Error> {
     } else {
         out.push_str("\nRDMA devices:\n");
         for r in &rdma {
-            let netdevs = if r.netdevs.is_empty() { "(no netdev)".to_string() } else { r.netdevs.join(", ") };
+            let netdevs = if r.netdevs.is_empty() {
+                "(no netdev)".to_string()
+            } else {
+                r.netdevs.join(", ")
+            };
             if r.pcap_can_open {
-                let _ = writeln!(out, "  {:<12} netdev {netdevs}: capturable directly (`-i {}`, RDMA sniffer)", r.name, r.name);
+                let _ = writeln!(
+                    out,
+                    "  {:<12} netdev {netdevs}: capturable directly (`-i {}`, RDMA sniffer)",
+                    r.name, r.name
+                );
             } else {
                 let _ = writeln!(
                     out,
@@ -81,14 +97,26 @@ mod tests {
     fn maps_rdma_devices_to_netdevs_in_a_fake_sysfs() {
         let root = tempfile::tempdir().expect("tempdir");
         for (dev, net) in [("mlx5_0", "ens1f0np0"), ("mlx5_1", "ens2f0np0")] {
-            std::fs::create_dir_all(root.path().join(format!("class/infiniband/{dev}/device/net/{net}"))).expect("mkdir");
+            std::fs::create_dir_all(
+                root.path()
+                    .join(format!("class/infiniband/{dev}/device/net/{net}")),
+            )
+            .expect("mkdir");
         }
         let found = rdma_devices(root.path(), &["mlx5_1".to_string(), "lo".to_string()]);
         assert_eq!(
             found,
             vec![
-                RdmaDevice { name: "mlx5_0".into(), netdevs: vec!["ens1f0np0".into()], pcap_can_open: false },
-                RdmaDevice { name: "mlx5_1".into(), netdevs: vec!["ens2f0np0".into()], pcap_can_open: true },
+                RdmaDevice {
+                    name: "mlx5_0".into(),
+                    netdevs: vec!["ens1f0np0".into()],
+                    pcap_can_open: false
+                },
+                RdmaDevice {
+                    name: "mlx5_1".into(),
+                    netdevs: vec!["ens2f0np0".into()],
+                    pcap_can_open: true
+                },
             ]
         );
     }

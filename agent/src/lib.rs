@@ -21,5 +21,5 @@ pub mod recorder;
 pub mod ring;
 pub mod sidecar;
 pub mod traffic;
-pub mod wire;
 pub mod window;
+pub mod wire;

@@ -29,8 +29,11 @@ fn init_logging(format: LogFormat, verbose: u8) {
         1 => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     match format {
         LogFormat::Human => builder.init(),
         LogFormat::Json => builder.json().init(),
@@ -38,10 +41,17 @@ fn init_logging(format: LogFormat, verbose: u8) {
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("cannot start the async runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
-fn load(config: Option<&std::path::Path>, quick: &tripcap::cli::QuickArgs) -> anyhow::Result<Config> {
+fn load(
+    config: Option<&std::path::Path>,
+    quick: &tripcap::cli::QuickArgs,
+) -> anyhow::Result<Config> {
     let mut c = match config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
@@ -55,7 +65,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run_agent(args),
         Command::Check(args) => check(args),
         Command::Interfaces => {
-            let report = tripcap::interfaces::report(std::path::Path::new("/sys")).context("cannot list capture devices")?;
+            let report = tripcap::interfaces::report(std::path::Path::new("/sys"))
+                .context("cannot list capture devices")?;
             print!("{report}");
             Ok(ExitCode::SUCCESS)
         }
@@ -117,18 +128,38 @@ fn run_agent(args: RunArgs) -> anyhow::Result<ExitCode> {
         });
         daemon::run(config, opts, shutdown, None).await
     })?;
-    let failed = summary.captures.iter().filter(|c| matches!(c, CaptureOutcome::Failed { .. })).count();
+    let failed = summary
+        .captures
+        .iter()
+        .filter(|c| matches!(c, CaptureOutcome::Failed { .. }))
+        .count();
     for c in &summary.captures {
         if let CaptureOutcome::Written { pcapng, report, .. } = c {
-            println!("{}\t{} packets\t{}", pcapng.display(), report.packets, if report.window.complete { "complete" } else { "incomplete" });
+            println!(
+                "{}\t{} packets\t{}",
+                pcapng.display(),
+                report.packets,
+                if report.window.complete {
+                    "complete"
+                } else {
+                    "incomplete"
+                }
+            );
         }
     }
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 async fn wait_for_signal() {
     use tokio::signal::unix::{signal, SignalKind};
-    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
         (Ok(mut term), Ok(mut int)) => {
             tokio::select! {
                 _ = term.recv() => {}

@@ -85,17 +85,34 @@ pub struct OpenWindow {
 
 /// The window policy. `asked` is the firing's [start, end]; `last_fired` the
 /// last time this trigger opened or was recorded in a window.
-pub fn decide(open: &[OpenWindow], asked: [i64; 2], at: i64, last_fired: Option<i64>, cooldown: Duration, max_window: Duration) -> Decision {
+pub fn decide(
+    open: &[OpenWindow],
+    asked: [i64; 2],
+    at: i64,
+    last_fired: Option<i64>,
+    cooldown: Duration,
+    max_window: Duration,
+) -> Decision {
     let cooling = last_fired.is_some_and(|last| at.saturating_sub(last) < nanos(cooldown));
-    let overlapping = open.iter().position(|w| asked[0] <= w.end && asked[1] >= w.start);
+    let overlapping = open
+        .iter()
+        .position(|w| asked[0] <= w.end && asked[1] >= w.start);
     match overlapping {
         Some(i) => {
             let w = open[i];
             if cooling {
-                Decision::Merge { window: i, new_end: w.end, record: false }
+                Decision::Merge {
+                    window: i,
+                    new_end: w.end,
+                    record: false,
+                }
             } else {
                 let cap = w.start.saturating_add(nanos(max_window));
-                Decision::Merge { window: i, new_end: w.end.max(asked[1].min(cap)), record: true }
+                Decision::Merge {
+                    window: i,
+                    new_end: w.end.max(asked[1].min(cap)),
+                    record: true,
+                }
             }
         }
         None if cooling => Decision::Suppress,
@@ -211,7 +228,10 @@ impl Recorder {
             return Ok(Fired::Suppressed);
         };
         let from = f.onset_ns.unwrap_or(f.at_ns).min(f.at_ns);
-        let asked = [from.saturating_sub(nanos(spec.pre)), f.at_ns.saturating_add(nanos(spec.post))];
+        let asked = [
+            from.saturating_sub(nanos(spec.pre)),
+            f.at_ns.saturating_add(nanos(spec.post)),
+        ];
         let record = TriggerRecord {
             name: spec.name.clone(),
             class: spec.class.clone(),
@@ -232,16 +252,30 @@ impl Recorder {
             .iter()
             .map(|o| {
                 let w = o.shared.lock();
-                OpenWindow { start: w.start, end: w.end }
+                OpenWindow {
+                    start: w.start,
+                    end: w.end,
+                }
             })
             .collect();
-        let decision = decide(&views, asked, f.at_ns, st.last_fired[f.trigger], spec.cooldown, self.max_window);
+        let decision = decide(
+            &views,
+            asked,
+            f.at_ns,
+            st.last_fired[f.trigger],
+            spec.cooldown,
+            self.max_window,
+        );
         match decision {
             Decision::Suppress => {
                 self.stats.suppressed.fetch_add(1, Ordering::Relaxed);
                 Ok(Fired::Suppressed)
             }
-            Decision::Merge { window, new_end, record: keep } => {
+            Decision::Merge {
+                window,
+                new_end,
+                record: keep,
+            } => {
                 let open = &st.open[window];
                 let incident = open.incident.clone();
                 let mut w = open.shared.lock();
@@ -267,7 +301,13 @@ impl Recorder {
         }
     }
 
-    fn open_window(&self, st: &mut State, trigger: usize, asked: [i64; 2], record: TriggerRecord) -> std::io::Result<Fired> {
+    fn open_window(
+        &self,
+        st: &mut State,
+        trigger: usize,
+        asked: [i64; 2],
+        record: TriggerRecord,
+    ) -> std::io::Result<Fired> {
         let incident = self.incident_name(st, &record);
         let shared = Arc::new(WindowShared::new(WindowState {
             start: asked[0],
@@ -285,7 +325,10 @@ impl Recorder {
         };
         let handle = window::open(&self.ring, plan, Arc::clone(&shared), self.done.clone())?;
         st.handles.push(handle);
-        st.open.push(Open { incident: incident.clone(), shared });
+        st.open.push(Open {
+            incident: incident.clone(),
+            shared,
+        });
         st.last_fired[trigger] = Some(record.at_ns);
         self.stats.opened.fetch_add(1, Ordering::Relaxed);
         tracing::info!(incident = %incident, trigger = %record.name, "capture opened");
@@ -294,7 +337,12 @@ impl Recorder {
 
     /// `<time>-<host>-<trigger>`, unique in the directory and this run.
     fn incident_name(&self, st: &mut State, record: &TriggerRecord) -> String {
-        let time: String = record.at.chars().take(19).filter(|c| *c != '-' && *c != ':').collect();
+        let time: String = record
+            .at
+            .chars()
+            .take(19)
+            .filter(|c| *c != '-' && *c != ':')
+            .collect();
         let base = format!("{time}Z-{}-{}", safe(&self.host), safe(&record.name));
         let mut name = base.clone();
         let mut n = 2;
@@ -320,7 +368,13 @@ impl Recorder {
 fn safe(s: &str) -> String {
     let out: String = s
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect();
     if out.is_empty() {
@@ -341,37 +395,88 @@ mod tests {
 
     #[test]
     fn first_firing_opens() {
-        assert_eq!(decide(&[], [70 * S, 130 * S], 100 * S, None, secs(60), secs(600)), Decision::Open);
+        assert_eq!(
+            decide(&[], [70 * S, 130 * S], 100 * S, None, secs(60), secs(600)),
+            Decision::Open
+        );
     }
 
     #[test]
     fn overlapping_firing_of_another_trigger_extends_the_window() {
-        let open = [OpenWindow { start: 70 * S, end: 130 * S }];
+        let open = [OpenWindow {
+            start: 70 * S,
+            end: 130 * S,
+        }];
         assert_eq!(
             decide(&open, [90 * S, 150 * S], 120 * S, None, secs(60), secs(600)),
-            Decision::Merge { window: 0, new_end: 150 * S, record: true }
+            Decision::Merge {
+                window: 0,
+                new_end: 150 * S,
+                record: true
+            }
         );
     }
 
     #[test]
     fn extension_is_bounded_by_max_window() {
-        let open = [OpenWindow { start: 0, end: 100 * S }];
+        let open = [OpenWindow {
+            start: 0,
+            end: 100 * S,
+        }];
         assert_eq!(
             decide(&open, [50 * S, 500 * S], 90 * S, None, secs(60), secs(200)),
-            Decision::Merge { window: 0, new_end: 200 * S, record: true }
+            Decision::Merge {
+                window: 0,
+                new_end: 200 * S,
+                record: true
+            }
         );
     }
 
     #[test]
     fn cooling_trigger_is_counted_in_the_open_window_or_suppressed() {
-        let open = [OpenWindow { start: 70 * S, end: 130 * S }];
+        let open = [OpenWindow {
+            start: 70 * S,
+            end: 130 * S,
+        }];
         assert_eq!(
-            decide(&open, [80 * S, 140 * S], 110 * S, Some(100 * S), secs(60), secs(600)),
-            Decision::Merge { window: 0, new_end: 130 * S, record: false }
+            decide(
+                &open,
+                [80 * S, 140 * S],
+                110 * S,
+                Some(100 * S),
+                secs(60),
+                secs(600)
+            ),
+            Decision::Merge {
+                window: 0,
+                new_end: 130 * S,
+                record: false
+            }
         );
-        assert_eq!(decide(&[], [100 * S, 160 * S], 130 * S, Some(100 * S), secs(60), secs(600)), Decision::Suppress);
+        assert_eq!(
+            decide(
+                &[],
+                [100 * S, 160 * S],
+                130 * S,
+                Some(100 * S),
+                secs(60),
+                secs(600)
+            ),
+            Decision::Suppress
+        );
         // After the cooldown it opens again.
-        assert_eq!(decide(&[], [140 * S, 200 * S], 170 * S, Some(100 * S), secs(60), secs(600)), Decision::Open);
+        assert_eq!(
+            decide(
+                &[],
+                [140 * S, 200 * S],
+                170 * S,
+                Some(100 * S),
+                secs(60),
+                secs(600)
+            ),
+            Decision::Open
+        );
     }
 
     #[test]

@@ -94,7 +94,10 @@ impl Block {
     }
     /// Iterate over the records.
     pub fn records(&self) -> Records<'_> {
-        Records { block: self, offset: 0 }
+        Records {
+            block: self,
+            offset: 0,
+        }
     }
 }
 
@@ -286,7 +289,11 @@ impl Ring {
             state: Mutex::new(State {
                 blocks: VecDeque::new(),
                 watermarks: vec![i64::MIN; interfaces],
-                low_watermark: if interfaces == 0 { WATERMARK_END } else { i64::MIN },
+                low_watermark: if interfaces == 0 {
+                    WATERMARK_END
+                } else {
+                    i64::MIN
+                },
                 subscribers: Vec::new(),
                 complete_after: started_at,
                 newest_ts: None,
@@ -340,7 +347,9 @@ impl Ring {
             match evicted {
                 Some(b) => {
                     self.stats.evicted_blocks.fetch_add(1, Ordering::Relaxed);
-                    self.stats.evicted_packets.fetch_add(u64::from(b.packets), Ordering::Relaxed);
+                    self.stats
+                        .evicted_packets
+                        .fetch_add(u64::from(b.packets), Ordering::Relaxed);
                 }
                 None => {
                     let wait = wait?;
@@ -372,8 +381,12 @@ impl Ring {
         if block.packets == 0 {
             return;
         }
-        self.stats.packets.fetch_add(u64::from(block.packets), Ordering::Relaxed);
-        self.stats.bytes.fetch_add(block.len as u64, Ordering::Relaxed);
+        self.stats
+            .packets
+            .fetch_add(u64::from(block.packets), Ordering::Relaxed);
+        self.stats
+            .bytes
+            .fetch_add(block.len as u64, Ordering::Relaxed);
         let block = Arc::new(block);
         let mut aged = Vec::new();
         {
@@ -391,7 +404,9 @@ impl Ring {
                 .retain(|s| s.send(RingEvent::Block(Arc::clone(&block))).is_ok());
             st.blocks.push_back(block);
         }
-        self.stats.aged_blocks.fetch_add(aged.len() as u64, Ordering::Relaxed);
+        self.stats
+            .aged_blocks
+            .fetch_add(aged.len() as u64, Ordering::Relaxed);
         drop(aged); // buffers go back to the pool outside the ring lock
     }
 
@@ -408,7 +423,8 @@ impl Ring {
         let low = st.watermarks.iter().copied().min().unwrap_or(WATERMARK_END);
         if low > st.low_watermark {
             st.low_watermark = low;
-            st.subscribers.retain(|s| s.send(RingEvent::Watermark(low)).is_ok());
+            st.subscribers
+                .retain(|s| s.send(RingEvent::Watermark(low)).is_ok());
         }
     }
 
@@ -447,7 +463,8 @@ impl Ring {
             reaches_back_to: st.complete_after.saturating_add(1),
             newest_ts: st.newest_ts,
             blocks: st.blocks.len(),
-            allocated_bytes: self.pool.allocated.load(Ordering::Relaxed) * self.pool.block_size as u64,
+            allocated_bytes: self.pool.allocated.load(Ordering::Relaxed)
+                * self.pool.block_size as u64,
         }
     }
 
@@ -464,7 +481,11 @@ mod tests {
 
     fn ring(limit: usize, block: usize) -> Arc<Ring> {
         Ring::new(
-            RingConfig { memory_limit: limit, block_size: block, max_age: Duration::from_secs(3600) },
+            RingConfig {
+                memory_limit: limit,
+                block_size: block,
+                max_age: Duration::from_secs(3600),
+            },
             1,
             0,
         )
@@ -479,8 +500,13 @@ mod tests {
         r.seal(w);
         let (tx, rx) = mpsc::channel();
         r.subscribe(0, tx);
-        let Ok(RingEvent::Block(b)) = rx.try_recv() else { panic!("no block") };
-        let recs: Vec<_> = b.records().map(|r| (r.ts, r.orig_len, r.data.to_vec())).collect();
+        let Ok(RingEvent::Block(b)) = rx.try_recv() else {
+            panic!("no block")
+        };
+        let recs: Vec<_> = b
+            .records()
+            .map(|r| (r.ts, r.orig_len, r.data.to_vec()))
+            .collect();
         assert_eq!(recs, vec![(10, 100, vec![1, 2, 3]), (20, 5, vec![9; 5])]);
     }
 
@@ -488,12 +514,17 @@ mod tests {
     fn full_block_refuses_and_oversized_packet_is_cut() {
         let r = ring(1 << 20, 4096);
         let mut w = r.take_block(0, None).expect("block");
-        assert!(w.push(1, 10_000, &[7u8; 10_000]), "first packet always fits, cut");
+        assert!(
+            w.push(1, 10_000, &[7u8; 10_000]),
+            "first packet always fits, cut"
+        );
         assert!(!w.push(2, 10, &[1; 10]));
         r.seal(w);
         let (tx, rx) = mpsc::channel();
         r.subscribe(0, tx);
-        let Ok(RingEvent::Block(b)) = rx.try_recv() else { panic!("no block") };
+        let Ok(RingEvent::Block(b)) = rx.try_recv() else {
+            panic!("no block")
+        };
         let rec = b.records().next().expect("record");
         assert_eq!(rec.orig_len, 10_000);
         assert_eq!(rec.data.len(), 4096 - RECORD_HEADER);
@@ -511,7 +542,10 @@ mod tests {
         assert_eq!(r.stats().evicted_blocks.load(Ordering::Relaxed), 6);
         let span = r.span();
         assert_eq!(span.blocks, 4);
-        assert_eq!(span.reaches_back_to, 551, "block 5 (500..550) was the last evicted");
+        assert_eq!(
+            span.reaches_back_to, 551,
+            "block 5 (500..550) was the last evicted"
+        );
         assert_eq!(span.allocated_bytes, 4 * 4096);
     }
 
@@ -535,7 +569,11 @@ mod tests {
     #[test]
     fn watermark_is_the_lowest_interface() {
         let r = Ring::new(
-            RingConfig { memory_limit: 1 << 20, block_size: 4096, max_age: Duration::from_secs(1) },
+            RingConfig {
+                memory_limit: 1 << 20,
+                block_size: 4096,
+                max_age: Duration::from_secs(1),
+            },
             2,
             0,
         );
@@ -558,7 +596,11 @@ mod tests {
     #[test]
     fn blocks_older_than_max_age_are_aged_out() {
         let r = Ring::new(
-            RingConfig { memory_limit: 1 << 20, block_size: 4096, max_age: Duration::from_nanos(1000) },
+            RingConfig {
+                memory_limit: 1 << 20,
+                block_size: 4096,
+                max_age: Duration::from_nanos(1000),
+            },
             1,
             0,
         );

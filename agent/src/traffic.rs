@@ -51,7 +51,15 @@ pub struct Flow {
 impl Flow {
     /// A flow starting at `psn`.
     pub fn new(responder_qp: u32, requester_qp: u32, psn: u32, packets_per_message: u32) -> Flow {
-        Flow { responder_qp, requester_qp, psn: psn & 0xff_ffff, packets_per_message: packets_per_message.max(1), pos: 0, ack_due: None, msn: 0 }
+        Flow {
+            responder_qp,
+            requester_qp,
+            psn: psn & 0xff_ffff,
+            packets_per_message: packets_per_message.max(1),
+            pos: 0,
+            ack_due: None,
+            msn: 0,
+        }
     }
 }
 
@@ -68,7 +76,11 @@ pub struct Generator {
 impl Generator {
     /// A generator over `flows`, with `payload` bytes of data per packet.
     pub fn new(flows: Vec<Flow>, payload: usize) -> Generator {
-        Generator { flows, payload, next: 0 }
+        Generator {
+            flows,
+            payload,
+            next: 0,
+        }
     }
 
     /// Write the next packet of flow `i` (a data packet, or the ACK it is owed)
@@ -82,23 +94,38 @@ impl Generator {
             let opcode = 0x11; // RC Acknowledge
             push_bth(buf, opcode, flow.requester_qp, psn, false);
             let mut a = [0u8; aeth::HEADER_LEN];
-            let _ = aeth::Repr { syndrome: aeth::Syndrome::Ack { credits: 31 }, msn: flow.msn }.emit(&mut a);
+            let _ = aeth::Repr {
+                syndrome: aeth::Syndrome::Ack { credits: 31 },
+                msn: flow.msn,
+            }
+            .emit(&mut a);
             buf.extend_from_slice(&a);
             buf.extend_from_slice(&[0; 4]); // ICRC
-            return Some(Generated { flow: i, reply: true, dest_qp: flow.requester_qp, psn, opcode });
+            return Some(Generated {
+                flow: i,
+                reply: true,
+                dest_qp: flow.requester_qp,
+                psn,
+                opcode,
+            });
         }
         let n = flow.packets_per_message;
         let (opcode, with_reth, last) = match (n, flow.pos) {
-            (1, _) => (0x0a, true, true),                  // WRITE Only
-            (_, 0) => (0x06, true, false),                 // WRITE First
-            (n, p) if p + 1 == n => (0x08, false, true),   // WRITE Last
-            _ => (0x07, false, false),                     // WRITE Middle
+            (1, _) => (0x0a, true, true),                // WRITE Only
+            (_, 0) => (0x06, true, false),               // WRITE First
+            (n, p) if p + 1 == n => (0x08, false, true), // WRITE Last
+            _ => (0x07, false, false),                   // WRITE Middle
         };
         let psn = flow.psn;
         push_bth(buf, opcode, flow.responder_qp, psn, last);
         if with_reth {
             let mut r = [0u8; reth::HEADER_LEN];
-            let _ = reth::Repr { va: 0x7f00_0000_0000 + u64::from(psn) * 4096, r_key: 0x1234, dma_len: (n as usize * payload) as u32 }.emit(&mut r);
+            let _ = reth::Repr {
+                va: 0x7f00_0000_0000 + u64::from(psn) * 4096,
+                r_key: 0x1234,
+                dma_len: (n as usize * payload) as u32,
+            }
+            .emit(&mut r);
             buf.extend_from_slice(&r);
         }
         buf.resize(buf.len() + payload, 0x5a);
@@ -108,7 +135,13 @@ impl Generator {
         if last {
             flow.ack_due = Some(psn);
         }
-        Some(Generated { flow: i, reply: false, dest_qp: flow.responder_qp, psn, opcode })
+        Some(Generated {
+            flow: i,
+            reply: false,
+            dest_qp: flow.responder_qp,
+            psn,
+            opcode,
+        })
     }
 
     /// The next packet of the next flow, round robin.
@@ -165,7 +198,10 @@ pub fn frame(src: Ipv4Addr, dst: Ipv4Addr, src_port: u16, payload: &[u8], out: &
     ip[9] = 17;
     ip[12..16].copy_from_slice(&src.octets());
     ip[16..20].copy_from_slice(&dst.octets());
-    let mut sum: u32 = ip.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    let mut sum: u32 = ip
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -179,7 +215,11 @@ pub fn frame(src: Ipv4Addr, dst: Ipv4Addr, src_port: u16, payload: &[u8], out: &
 }
 
 /// Write a classic pcap (nanosecond magic, Ethernet) of `frames` (ts ns, bytes).
-pub fn write_pcap<W: std::io::Write>(out: &mut W, snaplen: u32, frames: impl IntoIterator<Item = (i64, Vec<u8>)>) -> std::io::Result<()> {
+pub fn write_pcap<W: std::io::Write>(
+    out: &mut W,
+    snaplen: u32,
+    frames: impl IntoIterator<Item = (i64, Vec<u8>)>,
+) -> std::io::Result<()> {
     out.write_all(&0xa1b2_3c4du32.to_le_bytes())?;
     out.write_all(&2u16.to_le_bytes())?;
     out.write_all(&4u16.to_le_bytes())?;
@@ -212,7 +252,16 @@ mod tests {
                 (p.opcode, p.psn, p.reply)
             })
             .collect();
-        assert_eq!(seq, vec![(0x06, 0xff_fffe, false), (0x07, 0xff_ffff, false), (0x08, 0, false), (0x11, 0, true), (0x06, 1, false)]);
+        assert_eq!(
+            seq,
+            vec![
+                (0x06, 0xff_fffe, false),
+                (0x07, 0xff_ffff, false),
+                (0x08, 0, false),
+                (0x11, 0, true),
+                (0x06, 1, false)
+            ]
+        );
         let p = bth::Packet::new_checked(&buf[..]).expect("bth");
         assert_eq!(p.psn(), 1);
         assert_eq!(p.dest_qp(), 0x11);

@@ -56,7 +56,9 @@ pub struct WindowState {
 impl WindowShared {
     /// A window in `state`.
     pub fn new(state: WindowState) -> WindowShared {
-        WindowShared { inner: Mutex::new(state) }
+        WindowShared {
+            inner: Mutex::new(state),
+        }
     }
 
     /// Lock the state (a poisoned lock still holds valid data).
@@ -108,7 +110,8 @@ pub fn open(
 ) -> io::Result<std::thread::JoinHandle<()>> {
     let (tx, rx) = mpsc::channel();
     let start = shared.lock().start;
-    let counters_at_open: Vec<[u64; 2]> = plan.interfaces.iter().map(|i| i.counters.drops()).collect();
+    let counters_at_open: Vec<[u64; 2]> =
+        plan.interfaces.iter().map(|i| i.counters.drops()).collect();
     let stats = ring.stats();
     let ring_at_open = [
         stats.evicted_blocks.load(Ordering::Relaxed),
@@ -120,12 +123,17 @@ pub fn open(
         .name(format!("window-{}", plan.incident))
         .spawn(move || {
             let mut w = Writer::new(plan, shared, span.reaches_back_to);
-            let outcome = w.run(rx).and_then(|()| w.finish(&ring, &counters_at_open, ring_at_open));
+            let outcome = w
+                .run(rx)
+                .and_then(|()| w.finish(&ring, &counters_at_open, ring_at_open));
             let outcome = match outcome {
                 Ok(o) => o,
                 Err(e) => {
                     w.cleanup();
-                    CaptureOutcome::Failed { path: w.final_path(), error: e.to_string() }
+                    CaptureOutcome::Failed {
+                        path: w.final_path(),
+                        error: e.to_string(),
+                    }
                 }
             };
             let _ = done.send(outcome);
@@ -166,7 +174,11 @@ impl Writer {
             plan,
             shared,
             reaches_back_to,
-            queues: (0..n).map(|_| Queue { blocks: VecDeque::new() }).collect(),
+            queues: (0..n)
+                .map(|_| Queue {
+                    blocks: VecDeque::new(),
+                })
+                .collect(),
             body: None,
             body_path,
             packets: 0,
@@ -188,7 +200,10 @@ impl Writer {
     }
 
     fn run(&mut self, rx: Receiver<RingEvent>) -> io::Result<()> {
-        self.body = Some(BufWriter::with_capacity(WRITE_BUFFER, create_private(&self.body_path)?));
+        self.body = Some(BufWriter::with_capacity(
+            WRITE_BUFFER,
+            create_private(&self.body_path)?,
+        ));
         let (start, _) = self.window();
         for ev in rx {
             match ev {
@@ -253,7 +268,9 @@ impl Writer {
                 break;
             }
             let q = &mut self.queues[i];
-            let Some((block, off)) = q.blocks.front_mut() else { break };
+            let Some((block, off)) = q.blocks.front_mut() else {
+                break;
+            };
             let Some((rec, next)) = block.record_at(*off) else {
                 q.blocks.pop_front();
                 continue;
@@ -273,7 +290,12 @@ impl Writer {
         Ok(())
     }
 
-    fn finish(&mut self, ring: &Ring, counters_at_open: &[[u64; 2]], ring_at_open: [u64; 2]) -> io::Result<CaptureOutcome> {
+    fn finish(
+        &mut self,
+        ring: &Ring,
+        counters_at_open: &[[u64; 2]],
+        ring_at_open: [u64; 2],
+    ) -> io::Result<CaptureOutcome> {
         let Some(body) = self.body.take() else {
             return Err(io::Error::other("window body was never opened"));
         };
@@ -281,7 +303,13 @@ impl Writer {
         self.queues.clear();
         let (triggers, suppressed, start, end, asked_start) = {
             let st = self.shared.lock();
-            (st.triggers.clone(), st.suppressed, st.start, st.end, st.asked_start)
+            (
+                st.triggers.clone(),
+                st.suppressed,
+                st.start,
+                st.end,
+                st.asked_start,
+            )
         };
 
         // Coverage: the ring's reach at open bounds the start; the last real
@@ -312,8 +340,14 @@ impl Writer {
             ));
         }
         let stats = ring.stats();
-        let ring_evictions = stats.evicted_blocks.load(Ordering::Relaxed).saturating_sub(ring_at_open[0]);
-        let ring_full_drops = stats.ring_full_drops.load(Ordering::Relaxed).saturating_sub(ring_at_open[1]);
+        let ring_evictions = stats
+            .evicted_blocks
+            .load(Ordering::Relaxed)
+            .saturating_sub(ring_at_open[0]);
+        let ring_full_drops = stats
+            .ring_full_drops
+            .load(Ordering::Relaxed)
+            .saturating_sub(ring_at_open[1]);
         if ring_full_drops > 0 {
             shortfall.push(format!(
                 "{ring_full_drops} packets dropped because every ring buffer was held by captures being written (disk too slow?)"
@@ -360,8 +394,14 @@ impl Writer {
                 asked_end_ns: end,
                 covered_start_ns: covered_start,
                 covered_end_ns: covered_end,
-                asked: [sidecar::rfc3339(asked_start.min(start)), sidecar::rfc3339(end)],
-                covered: [sidecar::rfc3339(covered_start), sidecar::rfc3339(covered_end)],
+                asked: [
+                    sidecar::rfc3339(asked_start.min(start)),
+                    sidecar::rfc3339(end),
+                ],
+                covered: [
+                    sidecar::rfc3339(covered_start),
+                    sidecar::rfc3339(covered_end),
+                ],
                 complete,
                 shortfall,
             },
@@ -374,7 +414,12 @@ impl Writer {
         };
 
         let comments = comments(&self.plan.host, &report);
-        let descs: Vec<_> = self.plan.interfaces.iter().map(|i| i.desc.clone()).collect();
+        let descs: Vec<_> = self
+            .plan
+            .interfaces
+            .iter()
+            .map(|i| i.desc.clone())
+            .collect();
         let final_path = self.final_path();
         let tmp = tmp_path(&final_path);
         {
@@ -391,12 +436,18 @@ impl Writer {
         let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
         write_private_atomically(&sidecar_path, &json)?;
         sync_dir(&self.plan.dir);
-        Ok(CaptureOutcome::Written { pcapng: final_path, sidecar: sidecar_path, report: Box::new(report) })
+        Ok(CaptureOutcome::Written {
+            pcapng: final_path,
+            sidecar: sidecar_path,
+            report: Box::new(report),
+        })
     }
 }
 
 fn first_at(triggers: &[TriggerRecord]) -> i64 {
-    triggers.first().map_or(0, |t| t.onset_ns.unwrap_or(t.at_ns))
+    triggers
+        .first()
+        .map_or(0, |t| t.onset_ns.unwrap_or(t.at_ns))
 }
 
 fn seconds(ns: i64) -> f64 {
@@ -411,7 +462,11 @@ fn comments(host: &str, report: &Sidecar) -> Vec<String> {
         report.incident,
         report.window.asked[0],
         report.window.asked[1],
-        if report.window.complete { String::new() } else { format!("; INCOMPLETE: {}", report.window.shortfall.join("; ")) }
+        if report.window.complete {
+            String::new()
+        } else {
+            format!("; INCOMPLETE: {}", report.window.shortfall.join("; "))
+        }
     )];
     for t in &report.triggers {
         let mut c = format!("trigger {} ({}) at {}", t.name, t.class, t.at);
@@ -431,13 +486,21 @@ fn comments(host: &str, report: &Sidecar) -> Vec<String> {
 
 /// `dir/.name.tmp` for `dir/name`.
 pub fn tmp_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.tmp"))
 }
 
 /// Create (truncate) a file readable by its owner only.
 pub fn create_private(path: &Path) -> io::Result<File> {
-    OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
 }
 
 /// Write `data` to `path` via a 0600 temporary file, synced, then renamed.

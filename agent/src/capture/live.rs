@@ -79,10 +79,8 @@ pub fn open(spec: &LiveSpec) -> Result<LiveCapture, CaptureError> {
         _ => TsPrecision::Micro,
     };
     let mut cap = cap;
-    cap.filter(&spec.filter, true).map_err(|e| CaptureError::BadFilter {
-        filter: spec.filter.clone(),
-        message: e.to_string(),
-    })?;
+    cap.filter(&spec.filter, true)
+        .map_err(|e| CaptureError::bad_filter(&spec.filter, &e))?;
     let cap = cap.setnonblock().map_err(err)?;
     let linktype = cap.get_datalink().0;
     let info = InterfaceInfo {
@@ -102,7 +100,12 @@ pub fn open(spec: &LiveSpec) -> Result<LiveCapture, CaptureError> {
 /// Run the capture of interface `iface` (its index in the ring) on its own
 /// thread until `stop` is set. On exit, the last block is sealed and the
 /// interface's watermark set to the end, so open windows can close.
-pub fn spawn(capture: LiveCapture, iface: u16, ring: Arc<Ring>, stop: Arc<AtomicBool>) -> std::io::Result<JoinHandle<()>> {
+pub fn spawn(
+    capture: LiveCapture,
+    iface: u16,
+    ring: Arc<Ring>,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<JoinHandle<()>> {
     let name = capture.info.desc.name.clone();
     std::thread::Builder::new().name(format!("capture-{name}")).spawn(move || {
         let LiveCapture { mut cap, info } = capture;
@@ -122,7 +125,7 @@ pub fn spawn(capture: LiveCapture, iface: u16, ring: Arc<Ring>, stop: Arc<Atomic
             // SAFETY: one valid pollfd for the duration of the call.
             unsafe { libc::poll(&mut pfd, 1, READ_TIMEOUT_MS) };
             let result = cap.dispatch(None, |pkt| {
-                let ts = pkt.header.ts.tv_sec as i64 * 1_000_000_000 + pkt.header.ts.tv_usec as i64 * ts_scale;
+                let ts = super::timeval_ns(&pkt.header.ts, ts_scale);
                 if writer.is_none() {
                     writer = ring.take_block(iface, None);
                     opened_at = Instant::now();

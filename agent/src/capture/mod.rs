@@ -52,7 +52,10 @@ pub struct IfaceCounters {
 impl IfaceCounters {
     /// `[kernel_drops, if_drops]` now.
     pub fn drops(&self) -> [u64; 2] {
-        [self.kernel_drops.load(Ordering::Relaxed), self.if_drops.load(Ordering::Relaxed)]
+        [
+            self.kernel_drops.load(Ordering::Relaxed),
+            self.if_drops.load(Ordering::Relaxed),
+        ]
     }
 }
 
@@ -128,12 +131,29 @@ pub enum CaptureError {
 }
 
 impl CaptureError {
+    /// A filter libpcap refused, without libpcap's boilerplate prefixes.
+    pub fn bad_filter(filter: &str, err: &pcap::Error) -> CaptureError {
+        let text = err.to_string();
+        let message = text
+            .trim_start_matches("libpcap error: ")
+            .trim_start_matches("can't parse filter expression: ")
+            .to_string();
+        CaptureError::BadFilter {
+            filter: filter.to_string(),
+            message,
+        }
+    }
+
     /// Map libpcap's activation text for `iface` to an error that names the fix.
     pub fn from_pcap(iface: &str, err: &pcap::Error) -> CaptureError {
         let text = err.to_string();
         let lower = text.to_ascii_lowercase();
         if lower.contains("no such device") {
-            if iface.starts_with("mlx") || std::path::Path::new("/sys/class/infiniband").join(iface).exists() {
+            if iface.starts_with("mlx")
+                || std::path::Path::new("/sys/class/infiniband")
+                    .join(iface)
+                    .exists()
+            {
                 CaptureError::RdmaDevice(iface.to_string())
             } else {
                 CaptureError::NoSuchDevice(iface.to_string())
@@ -143,7 +163,10 @@ impl CaptureError {
         } else if lower.contains("operation not permitted") || lower.contains("permission denied") {
             CaptureError::Permission(iface.to_string())
         } else {
-            CaptureError::Other { iface: iface.to_string(), message: text }
+            CaptureError::Other {
+                iface: iface.to_string(),
+                message: text,
+            }
         }
     }
 }
@@ -155,10 +178,19 @@ pub fn check_filter(filter: &str, snaplen: u32) -> Result<(), CaptureError> {
         message: e.to_string(),
     })?;
     let _ = snaplen;
-    dead.compile(filter, true).map(|_| ()).map_err(|e| CaptureError::BadFilter {
-        filter: filter.to_string(),
-        message: e.to_string(),
-    })
+    dead.compile(filter, true)
+        .map(|_| ())
+        .map_err(|e| CaptureError::bad_filter(filter, &e))
+}
+
+/// A libpcap timestamp in ns; `scale` is 1 when libpcap gives nanoseconds in
+/// `tv_usec`, 1000 when it gives microseconds.
+#[inline]
+#[allow(clippy::unnecessary_cast)] // time_t and suseconds_t are i32 on some targets
+pub fn timeval_ns(tv: &libc::timeval, scale: i64) -> i64 {
+    (tv.tv_sec as i64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add((tv.tv_usec as i64).saturating_mul(scale))
 }
 
 /// Nanoseconds since the Unix epoch, now.
@@ -183,8 +215,13 @@ mod tests {
     #[test]
     fn filter_check_names_the_problem() {
         assert!(check_filter(DEFAULT_FILTER, 128).is_ok());
-        let err = check_filter("udp port 4791 and bogus", 128).unwrap_err().to_string();
-        assert!(err.starts_with("bad capture filter `udp port 4791 and bogus`:"), "{err}");
+        let err = check_filter("udp port 4791 and bogus", 128)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("bad capture filter `udp port 4791 and bogus`:"),
+            "{err}"
+        );
         assert!(err.contains("man pcap-filter"), "{err}");
     }
 }

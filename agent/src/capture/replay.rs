@@ -59,7 +59,7 @@ impl Source {
     fn advance(&mut self) -> Result<(), String> {
         match self.cap.next_packet() {
             Ok(p) => {
-                let ts = p.header.ts.tv_sec as i64 * 1_000_000_000 + p.header.ts.tv_usec as i64 * self.ts_scale;
+                let ts = super::timeval_ns(&p.header.ts, self.ts_scale);
                 self.buf.clear();
                 self.buf.extend_from_slice(p.data);
                 self.next = Some((ts, p.header.len));
@@ -102,18 +102,32 @@ impl Replay {
         let mut sources = Vec::new();
         let mut infos = Vec::new();
         for path in paths {
-            let err = |message: String| CaptureError::Replay { path: path.display().to_string(), message };
+            let err = |message: String| CaptureError::Replay {
+                path: path.display().to_string(),
+                message,
+            };
             if path.to_str().is_none() {
-                return Err(err("the path is not valid UTF-8, which libpcap cannot open: rename the file".into()));
+                return Err(err(
+                    "the path is not valid UTF-8, which libpcap cannot open: rename the file"
+                        .into(),
+                ));
             }
             if let Err(e) = std::fs::metadata(path) {
                 return Err(err(e.to_string()));
             }
-            let cap = Capture::from_file_with_precision(path, Precision::Nano).map_err(|e| err(e.to_string()))?;
+            let cap = Capture::from_file_with_precision(path, Precision::Nano)
+                .map_err(|e| err(e.to_string()))?;
             let linktype = cap.get_datalink().0;
             // SAFETY: the handle is live for the duration of the call.
-            let snaplen = u32::try_from(unsafe { pcap_snapshot(cap.as_ptr().cast()) }).unwrap_or(super::FULL_SNAPLEN);
-            let mut src = Source { path: path.clone(), cap, next: None, buf: Vec::with_capacity(2048), ts_scale: 1 };
+            let snaplen = u32::try_from(unsafe { pcap_snapshot(cap.as_ptr().cast()) })
+                .unwrap_or(super::FULL_SNAPLEN);
+            let mut src = Source {
+                path: path.clone(),
+                cap,
+                next: None,
+                buf: Vec::with_capacity(2048),
+                ts_scale: 1,
+            };
             src.advance().map_err(err)?;
             infos.push(InterfaceInfo {
                 desc: InterfaceDesc {
@@ -138,13 +152,23 @@ impl Replay {
 
     /// Time of the earliest first packet of all files.
     pub fn first_ts(&self) -> Option<i64> {
-        self.sources.iter().filter_map(|s| s.next.map(|n| n.0)).min()
+        self.sources
+            .iter()
+            .filter_map(|s| s.next.map(|n| n.0))
+            .min()
     }
 
     /// Feed every packet to `ring`, calling `fire(T)` for each manual trigger
     /// time when the replay reaches it (and for those after the last packet, at
     /// the end). Returns when every file is read or `stop` is set.
-    pub fn run(mut self, ring: &Ring, speed: Speed, mut triggers_at: Vec<i64>, mut fire: impl FnMut(i64), stop: &AtomicBool) -> ReplayReport {
+    pub fn run(
+        mut self,
+        ring: &Ring,
+        speed: Speed,
+        mut triggers_at: Vec<i64>,
+        mut fire: impl FnMut(i64),
+        stop: &AtomicBool,
+    ) -> ReplayReport {
         triggers_at.sort_unstable();
         let mut pending = triggers_at.into_iter().peekable();
         let mut writers: Vec<Option<BlockWriter>> = (0..self.sources.len()).map(|_| None).collect();
@@ -177,7 +201,15 @@ impl Replay {
             }
             if speed == Speed::Realtime {
                 if let Some(first) = first {
-                    pace(ring, &mut writers, wall_start, first, ts, &mut last_flush, stop);
+                    pace(
+                        ring,
+                        &mut writers,
+                        wall_start,
+                        first,
+                        ts,
+                        &mut last_flush,
+                        stop,
+                    );
                 }
             }
             let src = &mut self.sources[i];
@@ -186,13 +218,17 @@ impl Replay {
             }
             let counters = &self.infos[i].counters;
             counters.packets.fetch_add(1, Ordering::Relaxed);
-            counters.bytes.fetch_add(src.buf.len() as u64, Ordering::Relaxed);
+            counters
+                .bytes
+                .fetch_add(src.buf.len() as u64, Ordering::Relaxed);
             report.packets += 1;
             report.first_ts.get_or_insert(ts);
             report.last_ts = Some(report.last_ts.map_or(ts, |l| l.max(ts)));
             if let Err(e) = src.advance() {
                 tracing::warn!(file = %src.path.display(), error = %e, "replay: file ends early (packets read so far are kept)");
-                report.read_errors.push(format!("{}: {e}", src.path.display()));
+                report
+                    .read_errors
+                    .push(format!("{}: {e}", src.path.display()));
             }
         }
         seal_all(ring, &mut writers);
@@ -208,7 +244,10 @@ impl Replay {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 /// Seal every open block and raise the watermark to what is now sealed.
@@ -222,7 +261,15 @@ fn seal_all(ring: &Ring, writers: &mut [Option<BlockWriter>]) {
 
 /// Append one packet to source `i`'s block; waits for a free block rather
 /// than dropping. `false` only if `stop` was set while waiting.
-fn push(ring: &Ring, writers: &mut [Option<BlockWriter>], i: usize, ts: i64, orig_len: u32, data: &[u8], stop: &AtomicBool) -> bool {
+fn push(
+    ring: &Ring,
+    writers: &mut [Option<BlockWriter>],
+    i: usize,
+    ts: i64,
+    orig_len: u32,
+    data: &[u8],
+    stop: &AtomicBool,
+) -> bool {
     if let Some(w) = writers[i].as_mut() {
         if w.push(ts, orig_len, data) {
             return true;
@@ -250,7 +297,15 @@ fn push(ring: &Ring, writers: &mut [Option<BlockWriter>], i: usize, ts: i64, ori
 /// Sleep until the replay is at `ts` (capture time, `first` being the start),
 /// sealing blocks and raising the watermark every flush interval so windows
 /// see packets at the pace a live capture would give them.
-fn pace(ring: &Ring, writers: &mut [Option<BlockWriter>], wall_start: Instant, first: i64, ts: i64, last_flush: &mut Instant, stop: &AtomicBool) {
+fn pace(
+    ring: &Ring,
+    writers: &mut [Option<BlockWriter>],
+    wall_start: Instant,
+    first: i64,
+    ts: i64,
+    last_flush: &mut Instant,
+    stop: &AtomicBool,
+) {
     let target = Duration::from_nanos(ts.saturating_sub(first).max(0) as u64);
     loop {
         let elapsed = wall_start.elapsed();
@@ -275,6 +330,9 @@ mod tests {
     fn speed_parses_and_names_the_fix() {
         assert_eq!("max".parse::<Speed>(), Ok(Speed::Max));
         assert_eq!("1x".parse::<Speed>(), Ok(Speed::Realtime));
-        assert!("2x".parse::<Speed>().unwrap_err().contains("use `max` or `1x`"));
+        assert!("2x"
+            .parse::<Speed>()
+            .unwrap_err()
+            .contains("use `max` or `1x`"));
     }
 }

@@ -103,7 +103,13 @@ pub fn header_blocks(comments: &[String], interfaces: &[InterfaceDesc]) -> Vec<u
 
 /// Write one enhanced packet block (no allocation). Returns the bytes written.
 #[inline]
-pub fn write_packet<W: Write>(out: &mut W, iface: u32, ts_ns: i64, orig_len: u32, data: &[u8]) -> io::Result<usize> {
+pub fn write_packet<W: Write>(
+    out: &mut W,
+    iface: u32,
+    ts_ns: i64,
+    orig_len: u32,
+    data: &[u8],
+) -> io::Result<usize> {
     let pad = pad4(data.len());
     let total = (32 + data.len() + pad) as u32;
     let ts = ts_ns.max(0) as u64;

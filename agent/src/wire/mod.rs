@@ -1,0 +1,491 @@
+//! RoCE and InfiniBand on the wire: zero-copy header views and frame classification.
+//!
+//! Shaped like smoltcp's `wire`: one header per file (`bth`, `reth`, `aeth`, …), each with a
+//! private `mod field` of byte ranges, a `HEADER_LEN`, and a `Packet<T: AsRef<[u8]>>` view
+//! whose `new_checked` verifies the length once so that no accessor panics afterwards.
+//! Enums keep what they don't know (`Opcode::Unknown(u8)`), and `Repr`s (BTH, RETH, AETH)
+//! parse and emit, so the demo traffic generator builds packets with the same code that
+//! reads them.
+//!
+//! Ethernet, 802.1Q, IPv4/IPv6 and UDP are left to `etherparse`'s `LaxSlicedPacket`, which
+//! tolerates frames cut by the capture snaplen; this module writes only the InfiniBand part.
+//! [`parse_frame`] is the one entry point for captured bytes: it classifies a frame as
+//! RoCE v2, RoCE v1, native InfiniBand, PFC/PAUSE, ARP, other, or malformed, never panics and
+//! never allocates. [`FrameCounts`] tallies the classes.
+//!
+//! RoCE v2 is recognised by UDP **destination** port 4791 only (IBTA annex A17: the source
+//! port is an entropy value). tshark instead tries the lower of the two ports first, so a
+//! RoCE packet whose source port has a registered dissector (e.g. 69, TFTP) needs
+//! `-d udp.port==69,infiniband` there, while a non-RoCE datagram *from* port 4791 would be
+//! shown as InfiniBand by tshark and is `Other` here.
+
+use core::fmt;
+use core::net::IpAddr;
+
+use etherparse::{LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, TransportSlice};
+
+pub mod aeth;
+pub mod atomic_ack_eth;
+pub mod atomic_eth;
+pub mod bth;
+pub mod cnp;
+pub mod deth;
+pub mod erf;
+pub mod grh;
+pub mod ib;
+pub mod ieth;
+pub mod immdt;
+pub mod lrh;
+pub mod pfc;
+pub mod rdeth;
+pub mod reth;
+pub mod xrceth;
+
+/// A byte range of a header field.
+pub type Field = core::ops::Range<usize>;
+
+/// A buffer too short for the header it should hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Error;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("buffer too short for the header")
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result of the header views.
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// Defines `Packet<T>` with `new_unchecked`, `new_checked`, `check_len` and `into_inner`
+/// for a header of fixed length `$len`.
+macro_rules! view {
+    ($len:expr) => {
+        /// A zero-copy view of the header. Construct with [`Packet::new_checked`] for
+        /// captured bytes; no accessor panics afterwards.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct Packet<T: AsRef<[u8]>> {
+            buffer: T,
+        }
+
+        impl<T: AsRef<[u8]>> Packet<T> {
+            /// Wraps a buffer without checking its length; accessors may panic if it is
+            /// shorter than `HEADER_LEN`.
+            pub const fn new_unchecked(buffer: T) -> Packet<T> {
+                Packet { buffer }
+            }
+
+            /// Wraps a buffer after [`Packet::check_len`].
+            pub fn new_checked(buffer: T) -> $crate::wire::Result<Packet<T>> {
+                let p = Self::new_unchecked(buffer);
+                p.check_len()?;
+                Ok(p)
+            }
+
+            /// Fails if the buffer is shorter than `HEADER_LEN`.
+            pub fn check_len(&self) -> $crate::wire::Result<()> {
+                if self.buffer.as_ref().len() < $len {
+                    Err($crate::wire::Error)
+                } else {
+                    Ok(())
+                }
+            }
+
+            /// Returns the underlying buffer.
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+        }
+    };
+}
+pub(crate) use view;
+
+pub(crate) fn be_u32(b: &[u8]) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[..4]);
+    u32::from_be_bytes(a)
+}
+
+pub(crate) fn be_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_be_bytes(a)
+}
+
+/// pcap/pcapng link types that [`parse_frame`] understands.
+pub mod linktype {
+    /// Ethernet (DLT_EN10MB).
+    pub const ETHERNET: u32 = 1;
+    /// Raw IP (OpenBSD numbering).
+    pub const RAW_OLD: u32 = 12;
+    /// Raw IP.
+    pub const RAW: u32 = 101;
+    /// Linux cooked capture v1 (`any` device).
+    pub const LINUX_SLL: u32 = 113;
+    /// Endace ERF records.
+    pub const ERF: u32 = 197;
+    /// Native InfiniBand starting with the LRH (libpcap's RDMA sniffer).
+    pub const INFINIBAND: u32 = 247;
+    /// Raw IPv4.
+    pub const IPV4: u32 = 228;
+    /// Raw IPv6.
+    pub const IPV6: u32 = 229;
+    /// Linux cooked capture v2.
+    pub const LINUX_SLL2: u32 = 276;
+}
+
+/// UDP destination port of RoCE v2.
+pub const ROCE_V2_PORT: u16 = 4791;
+/// Ethertype of RoCE v1.
+pub const ETHERTYPE_ROCE_V1: u16 = 0x8915;
+const ETHERTYPE_ARP: u16 = 0x0806;
+
+/// How the InfiniBand transport was carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encap {
+    /// UDP/IP, destination port 4791.
+    RoceV2,
+    /// Ethertype 0x8915 + GRH.
+    RoceV1,
+    /// Native InfiniBand (LRH, optional GRH), e.g. from ERF.
+    NativeIb,
+}
+
+/// A network-layer address of a RoCE/IB packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Addr {
+    /// An IP address (RoCE v2) or a GID formatted as IPv6 (RoCE v1, native IB with GRH).
+    Ip(IpAddr),
+    /// A local identifier (native IB without GRH).
+    Lid(u16),
+}
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Addr::Ip(ip) => ip.fmt(f),
+            Addr::Lid(lid) => lid.fmt(f),
+        }
+    }
+}
+
+/// An 802.1Q tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Vlan {
+    /// VLAN identifier (12 bits).
+    pub id: u16,
+    /// Priority code point (3 bits): the PFC priority.
+    pub pcp: u8,
+}
+
+/// A RoCE or InfiniBand transport packet and where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Roce<'a> {
+    /// Encapsulation.
+    pub encap: Encap,
+    /// Outer 802.1Q tag, if any.
+    pub vlan: Option<Vlan>,
+    /// Source address (IP, GID, or LID).
+    pub src: Addr,
+    /// Destination address.
+    pub dst: Addr,
+    /// ECN bits of the IP header / GRH traffic class (3 = CE); `None` for native IB without
+    /// GRH.
+    pub ecn: Option<u8>,
+    /// UDP source port (RoCE v2 only).
+    pub udp_src_port: Option<u16>,
+    /// BTH and extended headers.
+    pub transport: ib::Transport<'a>,
+}
+
+/// The layer at which a frame stopped making sense.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layer {
+    /// Link header (Ethernet, VLAN, SLL) cut or invalid.
+    Link,
+    /// ERF record header.
+    Erf,
+    /// InfiniBand LRH.
+    Lrh,
+    /// GRH (RoCE v1 or native IB).
+    Grh,
+    /// IPv4/IPv6 header.
+    Ip,
+    /// UDP header.
+    Udp,
+    /// BTH cut (RoCE frame with fewer than 12 bytes of BTH).
+    Bth,
+    /// MAC Control (PFC/PAUSE) frame shorter than its fields.
+    MacControl,
+}
+
+/// What one captured frame is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame<'a> {
+    /// RoCE v1/v2 or native InfiniBand with a BTH.
+    Roce(Roce<'a>),
+    /// MAC Control frame (PFC or 802.3x PAUSE), with its 802.1Q tag if any.
+    MacControl(pfc::Packet<&'a [u8]>),
+    /// ARP.
+    Arp,
+    /// Anything else (TCP, ICMP, other UDP, IB without BTH, unknown link type, …).
+    Other,
+    /// Recognised up to `Layer`, then cut or invalid.
+    Malformed(Layer),
+}
+
+/// Classifies one captured frame of the given pcap link type. Never panics, never
+/// allocates.
+pub fn parse_frame(linktype: u32, data: &[u8]) -> Frame<'_> {
+    match linktype {
+        linktype::ETHERNET => parse_ethernet(data),
+        linktype::LINUX_SLL => match data.get(14..16).zip(data.get(16..)) {
+            Some((p, rest)) => parse_ethertype(u16::from_be_bytes([p[0], p[1]]), rest, None),
+            None => Frame::Malformed(Layer::Link),
+        },
+        linktype::LINUX_SLL2 => match data.get(0..2).zip(data.get(20..)) {
+            Some((p, rest)) => parse_ethertype(u16::from_be_bytes([p[0], p[1]]), rest, None),
+            None => Frame::Malformed(Layer::Link),
+        },
+        linktype::RAW | linktype::RAW_OLD | linktype::IPV4 | linktype::IPV6 => {
+            match LaxSlicedPacket::from_ip(data) {
+                Ok(p) => from_sliced(&p, None),
+                Err(_) => Frame::Malformed(Layer::Ip),
+            }
+        }
+        linktype::ERF => parse_erf(data),
+        linktype::INFINIBAND => parse_native_ib(data),
+        _ => Frame::Other,
+    }
+}
+
+/// The timestamp a frame carries itself, which tshark prefers over the capture file's
+/// record timestamp: the ERF header's (nanoseconds since the epoch).
+pub fn frame_timestamp_ns(linktype: u32, data: &[u8]) -> Option<i64> {
+    if linktype != linktype::ERF {
+        return None;
+    }
+    erf::Packet::new_checked(data)
+        .ok()
+        .map(|p| p.timestamp_ns())
+}
+
+fn parse_ethernet(data: &[u8]) -> Frame<'_> {
+    match LaxSlicedPacket::from_ethernet(data) {
+        Ok(p) => {
+            let vlan = p.link_exts.iter().find_map(|e| match e {
+                LaxLinkExtSlice::Vlan(v) => Some(Vlan {
+                    id: v.vlan_identifier().value(),
+                    pcp: v.priority_code_point().value(),
+                }),
+                LaxLinkExtSlice::Macsec(_) => None,
+            });
+            if p.net.is_none() {
+                if let Some(payload) = p.ether_payload() {
+                    return parse_non_ip(payload.ether_type.0, payload.payload, vlan);
+                }
+                if p.stop_err.is_some() {
+                    return Frame::Malformed(Layer::Link);
+                }
+            }
+            from_sliced(&p, vlan)
+        }
+        Err(_) => Frame::Malformed(Layer::Link),
+    }
+}
+
+/// Frames after an SLL header: the ethertype is known, the rest is the network layer.
+fn parse_ethertype(ether_type: u16, rest: &[u8], vlan: Option<Vlan>) -> Frame<'_> {
+    match ether_type {
+        0x0800 | 0x86dd => {
+            let p = LaxSlicedPacket::from_ether_type(etherparse::EtherType(ether_type), rest);
+            from_sliced(&p, vlan)
+        }
+        _ => parse_non_ip(ether_type, rest, vlan),
+    }
+}
+
+fn parse_non_ip(ether_type: u16, payload: &[u8], vlan: Option<Vlan>) -> Frame<'_> {
+    match ether_type {
+        ETHERTYPE_ROCE_V1 => parse_grh_bth(payload, Encap::RoceV1, vlan),
+        pfc::ETHERTYPE => match pfc::Packet::new_checked(payload) {
+            Ok(p) => Frame::MacControl(p),
+            Err(_) => Frame::Malformed(Layer::MacControl),
+        },
+        ETHERTYPE_ARP => Frame::Arp,
+        0x0800 | 0x86dd => Frame::Malformed(Layer::Ip),
+        _ => Frame::Other,
+    }
+}
+
+fn from_sliced<'a>(p: &LaxSlicedPacket<'a>, vlan: Option<Vlan>) -> Frame<'a> {
+    let (src, dst, ecn) = match &p.net {
+        Some(LaxNetSlice::Arp(_)) => return Frame::Arp,
+        Some(LaxNetSlice::Ipv4(ip)) => {
+            let h = ip.header();
+            (
+                IpAddr::V4(h.source_addr()),
+                IpAddr::V4(h.destination_addr()),
+                h.ecn().value(),
+            )
+        }
+        Some(LaxNetSlice::Ipv6(ip)) => {
+            let h = ip.header();
+            (
+                IpAddr::V6(h.source_addr()),
+                IpAddr::V6(h.destination_addr()),
+                h.ecn().value(),
+            )
+        }
+        None => {
+            return match p.stop_err {
+                Some(_) => Frame::Malformed(Layer::Ip),
+                None => Frame::Other,
+            }
+        }
+    };
+    match &p.transport {
+        Some(TransportSlice::Udp(udp)) if udp.destination_port() == ROCE_V2_PORT => {
+            match ib::Transport::parse(udp.payload()) {
+                Ok(transport) => Frame::Roce(Roce {
+                    encap: Encap::RoceV2,
+                    vlan,
+                    src: Addr::Ip(src),
+                    dst: Addr::Ip(dst),
+                    ecn: Some(ecn),
+                    udp_src_port: Some(udp.source_port()),
+                    transport,
+                }),
+                Err(_) => Frame::Malformed(Layer::Bth),
+            }
+        }
+        Some(_) => Frame::Other,
+        None => match p.stop_err {
+            Some((_, etherparse::err::Layer::UdpHeader)) => Frame::Malformed(Layer::Udp),
+            Some(_) => Frame::Malformed(Layer::Ip),
+            None => Frame::Other,
+        },
+    }
+}
+
+/// GRH then BTH (RoCE v1, native IB with LNH = 3).
+fn parse_grh_bth(data: &[u8], encap: Encap, vlan: Option<Vlan>) -> Frame<'_> {
+    let Ok(grh) = grh::Packet::new_checked(data) else {
+        return Frame::Malformed(Layer::Grh);
+    };
+    if grh.next_header() != grh::NXTHDR_BTH {
+        return Frame::Other;
+    }
+    let payload = &data[grh::HEADER_LEN..];
+    match ib::Transport::parse(payload) {
+        Ok(transport) => Frame::Roce(Roce {
+            encap,
+            vlan,
+            src: Addr::Ip(IpAddr::V6(grh.sgid())),
+            dst: Addr::Ip(IpAddr::V6(grh.dgid())),
+            ecn: Some(grh.traffic_class() & 0x3),
+            udp_src_port: None,
+            transport,
+        }),
+        Err(_) => Frame::Malformed(Layer::Bth),
+    }
+}
+
+fn parse_native_ib(data: &[u8]) -> Frame<'_> {
+    let Ok(lrh) = lrh::Packet::new_checked(data) else {
+        return Frame::Malformed(Layer::Lrh);
+    };
+    let rest = &data[lrh::HEADER_LEN..];
+    match lrh.next_header() {
+        lrh::NextHeader::IbaGlobal => parse_grh_bth(rest, Encap::NativeIb, None),
+        lrh::NextHeader::IbaLocal => match ib::Transport::parse(rest) {
+            Ok(transport) => Frame::Roce(Roce {
+                encap: Encap::NativeIb,
+                vlan: None,
+                src: Addr::Lid(lrh.slid()),
+                dst: Addr::Lid(lrh.dlid()),
+                ecn: None,
+                udp_src_port: None,
+                transport,
+            }),
+            Err(_) => Frame::Malformed(Layer::Bth),
+        },
+        lrh::NextHeader::Raw | lrh::NextHeader::Ipv6 => Frame::Other,
+    }
+}
+
+fn parse_erf(data: &[u8]) -> Frame<'_> {
+    let Ok(erf) = erf::Packet::new_checked(data) else {
+        return Frame::Malformed(Layer::Erf);
+    };
+    let Some(frame) = erf.frame() else {
+        return Frame::Malformed(Layer::Erf);
+    };
+    // `frame()` borrows from `erf`, which borrows `data`: re-slice `data` for the lifetime.
+    let frame = &data[data.len() - frame.len()..];
+    match erf.record_type() {
+        erf::TYPE_INFINIBAND | erf::TYPE_INFINIBAND_LINK => parse_native_ib(frame),
+        _ if erf.is_ethernet() => parse_ethernet(frame),
+        _ => Frame::Other,
+    }
+}
+
+/// Tallies of [`Frame`] classes, e.g. for "N frames were not RoCE" summaries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FrameCounts {
+    pub roce_v2: u64,
+    pub roce_v1: u64,
+    pub native_ib: u64,
+    /// RoCE/IB packets whose extended headers were cut by the snaplen.
+    pub truncated_ib_headers: u64,
+    pub pfc: u64,
+    pub pause: u64,
+    pub mac_control_other: u64,
+    pub arp: u64,
+    pub other: u64,
+    pub malformed: u64,
+}
+
+impl FrameCounts {
+    /// Counts one frame.
+    pub fn add(&mut self, frame: &Frame<'_>) {
+        match frame {
+            Frame::Roce(r) => {
+                match r.encap {
+                    Encap::RoceV2 => self.roce_v2 += 1,
+                    Encap::RoceV1 => self.roce_v1 += 1,
+                    Encap::NativeIb => self.native_ib += 1,
+                }
+                if r.transport.is_truncated() {
+                    self.truncated_ib_headers += 1;
+                }
+            }
+            Frame::MacControl(p) => match p.opcode() {
+                pfc::Opcode::Pfc => self.pfc += 1,
+                pfc::Opcode::Pause => self.pause += 1,
+                pfc::Opcode::Unknown(_) => self.mac_control_other += 1,
+            },
+            Frame::Arp => self.arp += 1,
+            Frame::Other => self.other += 1,
+            Frame::Malformed(_) => self.malformed += 1,
+        }
+    }
+
+    /// All frames counted.
+    pub fn total(&self) -> u64 {
+        self.roce_v2
+            + self.roce_v1
+            + self.native_ib
+            + self.pfc
+            + self.pause
+            + self.mac_control_other
+            + self.arp
+            + self.other
+            + self.malformed
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,188 @@
+//! Bad input gets one clear line naming the fix and a non-zero exit, never a
+//! panic: broken configs (with file:line:col), bad regexes and filters, missing
+//! interfaces, no permission, unwritable output. A missing log path is waited
+//! for, not an error.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+/// Run `tripcap ARGS`, expect exit code 2 and return stderr's `tripcap:` line.
+fn fails(args: &[&str]) -> String {
+    let o = run(tripcap().args(args));
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "expected failure for {args:?}; stderr: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("tripcap:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line expected: {stderr}");
+    lines[0].to_string()
+}
+
+fn check_config(text: &str) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tripcap.toml");
+    std::fs::write(&path, text).expect("write");
+    let line = fails(&["check", "--config", path.to_str().expect("utf8")]);
+    line.replace(path.to_str().expect("utf8"), "tripcap.toml")
+}
+
+#[test]
+fn check_reports_each_config_error_with_its_location() {
+    assert_eq!(
+        check_config("[[trigger]]\nname = \"wd\"\npattern = \"Watchdog (caught\"\n"),
+        "tripcap: tripcap.toml:3:11: trigger `wd`: pattern 0 is not a valid regex: unclosed group (in `Watchdog (caught`): fix the regex (syntax: https://docs.rs/regex/#syntax)"
+    );
+    assert_eq!(
+        check_config("[capture]\nfilter = \"udp port 4791 and\"\n"),
+        "tripcap: tripcap.toml:2:10: bad capture filter `udp port 4791 and`: syntax error (syntax: `man pcap-filter`)"
+    );
+    assert_eq!(
+        check_config("[[trigger]]\nname = \"wd\"\npattern = \"x\"\npre = \"30\"\n"),
+        "tripcap: tripcap.toml:4:7: `pre`: \"30\" has no unit: write \"30s\" (or \"30ms\", \"30m\")"
+    );
+    assert_eq!(
+        check_config("[ring]\nmemory_limit = 1.5\n"),
+        "tripcap: tripcap.toml:2:16: `memory_limit` must be a size like \"1GiB\" or a number of bytes, not a float"
+    );
+    assert_eq!(
+        check_config("[capture]\ninterfaces = \"ens1f0np0\"\n"),
+        "tripcap: tripcap.toml:2:14: invalid type: string \"ens1f0np0\", expected a sequence"
+    );
+    assert_eq!(check_config("packs = [\"ncl\"]\n"), "tripcap: tripcap.toml:1:10: unknown trigger pack `ncl`: known packs are nccl, pytorch, perftest, verbs");
+    let syntax = check_config("[capture\n");
+    assert!(syntax.starts_with("tripcap: tripcap.toml:1:"), "{syntax}");
+}
+
+#[test]
+fn check_accepts_the_example_config() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tripcap.toml");
+    let o = run(tripcap().args(["check", "--config", example]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ok:"));
+}
+
+#[test]
+fn run_errors_name_the_fix() {
+    assert_eq!(
+        fails(&["run", "-i", "nosuch0", "-o", "/tmp/tripcap-test-unused"]),
+        "tripcap: interface `nosuch0` does not exist: `tripcap interfaces` lists the ones this machine can capture on"
+    );
+    assert_eq!(
+        fails(&["run", "-i", "lo", "-f", "udp prot 4791", "-o", "/tmp/tripcap-test-unused"]),
+        "tripcap: --filter: bad capture filter `udp prot 4791`: syntax error (syntax: `man pcap-filter`)"
+    );
+    assert!(fails(&["run", "-i", "lo", "--pattern", "a[", "-o", "/tmp/tripcap-test-unused"])
+        .starts_with("tripcap: --pattern: trigger `pattern`: pattern 0 is not a valid regex: unclosed character class"));
+    assert_eq!(
+        fails(&["run", "-o", "/tmp/tripcap-test-unused"]),
+        "tripcap: nothing to capture: pass `-i IFACE` (see `tripcap interfaces`), set `capture.interfaces`, or replay a file with `--from-pcap FILE`"
+    );
+    assert!(fails(&["run", "-i", "lo", "-o", "/proc/tripcap"])
+        .starts_with("tripcap: output directory `/proc/tripcap`: cannot create it"));
+    assert!(fails(&[
+        "run",
+        "--from-pcap",
+        "/nonexistent.pcap",
+        "-o",
+        "/tmp/tripcap-test-unused"
+    ])
+    .starts_with("tripcap: cannot replay `/nonexistent.pcap`: No such file"));
+    // clap's own errors for flag values: still one line with the fix.
+    let o = run(tripcap().args(["run", "-i", "lo", "--pre", "30"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("\"30\" has no unit: write \"30s\""));
+}
+
+/// Copy the binary where an unprivileged user can run it.
+fn unprivileged_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let bin = dir.path().join("tripcap");
+    std::fs::copy(env!("CARGO_BIN_EXE_tripcap"), &bin).expect("copy");
+    (dir, bin)
+}
+
+#[test]
+fn no_permission_to_capture_is_explained_and_demo_falls_back_to_replay() {
+    let (dir, bin) = unprivileged_copy();
+    let as_nobody = |args: &[&str]| {
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(&bin)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .current_dir(dir.path())
+            .output()
+            .expect("setpriv runs")
+    };
+    let o = as_nobody(&["run", "-i", "lo", "-o", "out"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no permission to capture on `lo`: run tripcap as root or give it CAP_NET_RAW"
+        ),
+        "{stderr}"
+    );
+
+    let o = as_nobody(&["demo", "-o", "demo"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "demo as nobody: {stderr}");
+    assert!(
+        stderr.contains("cannot capture live (no permission"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("replayed (no live capture)"), "{stdout}");
+    let side = sidecars(&dir.path().join("demo"));
+    assert_eq!(side.len(), 1);
+    let report = read_sidecar(&side[0]);
+    assert_eq!(report.triggers[0].name, "nccl-watchdog");
+    assert!(report.packets > 5000);
+}
+
+#[test]
+fn a_missing_log_path_is_waited_for_not_a_crash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut agent, log) = spawn_ready(
+        tripcap()
+            .args([
+                "run",
+                "-i",
+                "lo",
+                "-f",
+                "udp port 4791 and host 127.99.0.9",
+                "--pattern",
+                "x",
+                "--log",
+                "/nonexistent/dir/*.log",
+                "-o",
+            ])
+            .arg(dir.path().join("out")),
+        "capturing",
+        Duration::from_secs(20),
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        agent.try_wait().expect("try_wait").is_none(),
+        "agent exited: {}",
+        log.lock().map(|l| l.clone()).unwrap_or_default()
+    );
+    assert!(interrupt(&mut agent).success());
+}

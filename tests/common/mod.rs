@@ -1,0 +1,237 @@
+//! Shared helpers for the integration tests: the built binary, generated
+//! captures, and tshark as the independent decoder of what we write.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tripcap::traffic::{self, Flow, Generator};
+
+/// `tripcap` with arguments, like ripgrep's TestCommand.
+pub fn tripcap() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tripcap"));
+    c.env("NO_COLOR", "1").env("RUST_LOG", "info");
+    c
+}
+
+/// Run and capture output.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("the tripcap binary runs")
+}
+
+/// One RoCE packet as tshark reads it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Row {
+    /// frame.time_epoch in ns.
+    pub ts: i64,
+    /// Interface name (pcapng) or empty.
+    pub iface: String,
+    /// IP destination.
+    pub dst: String,
+    /// Dest QP (hex as tshark prints it).
+    pub qp: String,
+    /// PSN.
+    pub psn: u32,
+}
+
+/// Parse tshark's `frame.time_epoch` ("1796005446.260361245") into ns, exactly.
+pub fn epoch_ns(text: &str) -> i64 {
+    let (s, frac) = text.split_once('.').unwrap_or((text, ""));
+    let mut digits: String = frac.chars().take(9).collect();
+    while digits.len() < 9 {
+        digits.push('0');
+    }
+    s.parse::<i64>().expect("seconds") * 1_000_000_000 + digits.parse::<i64>().expect("fraction")
+}
+
+/// Every RoCE (infiniband) frame of `file`, decoded by tshark.
+pub fn tshark_rows(file: &Path) -> Vec<Row> {
+    let out = Command::new("tshark")
+        .args(["-r"])
+        .arg(file)
+        .args(["-Y", "infiniband", "-T", "fields", "-E", "separator=/t"])
+        .args([
+            "-e",
+            "frame.time_epoch",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "ip.dst",
+            "-e",
+            "infiniband.bth.destqp",
+            "-e",
+            "infiniband.bth.psn",
+        ])
+        .output()
+        .expect("tshark runs (install it: apt-get install tshark)");
+    assert!(
+        out.status.success(),
+        "tshark failed on {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Row {
+                ts: epoch_ns(f[0]),
+                iface: f.get(1).unwrap_or(&"").to_string(),
+                dst: f.get(2).unwrap_or(&"").to_string(),
+                qp: f.get(3).unwrap_or(&"").to_string(),
+                psn: f.get(4).and_then(|p| p.parse().ok()).expect("psn"),
+            }
+        })
+        .collect()
+}
+
+/// The section-header comments of a pcapng, as capinfos prints them.
+pub fn capture_comments(file: &Path) -> Vec<String> {
+    let out = Command::new("capinfos")
+        .arg(file)
+        .output()
+        .expect("capinfos runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("Capture comment:")
+                .map(|c| c.trim().to_string())
+        })
+        .collect()
+}
+
+/// A classic nanosecond pcap of `n` generated RoCE packets, one every
+/// `step_ns` from `start_ns`, from `src` to `dst`; returns the (ts, psn) written.
+pub fn write_generated(
+    path: &Path,
+    start_ns: i64,
+    step_ns: i64,
+    n: usize,
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    qp: u32,
+) -> Vec<(i64, u32)> {
+    let mut g = Generator::new(vec![Flow::new(qp, qp + 0x100, 100, 1)], 200);
+    let mut payload = Vec::new();
+    let mut frame = Vec::new();
+    let mut frames = Vec::new();
+    let mut sent = Vec::new();
+    while frames.len() < n {
+        let p = g.next_of(0, &mut payload).expect("packet");
+        if p.reply {
+            continue; // data packets only: one per PSN
+        }
+        let ts = start_ns + step_ns * frames.len() as i64;
+        traffic::frame(src, dst, 49152, &payload, &mut frame);
+        frames.push((ts, frame.clone()));
+        sent.push((ts, p.psn));
+    }
+    let mut f = std::fs::File::create(path).expect("create pcap");
+    traffic::write_pcap(&mut f, 128, frames).expect("write pcap");
+    sent
+}
+
+/// The single `*.json` sidecar in `dir` (panics if not exactly one).
+pub fn sidecars(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("out dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Read a sidecar.
+pub fn read_sidecar(path: &Path) -> tripcap::sidecar::Sidecar {
+    serde_json::from_slice(&std::fs::read(path).expect("read sidecar")).expect("sidecar parses")
+}
+
+/// Wait until `pred` holds, polling; panics after `limit`.
+pub fn wait_until(limit: Duration, what: &str, mut pred: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !pred() {
+        assert!(
+            start.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Spawn `cmd` with stderr piped and wait until a stderr line contains `ready`.
+/// The rest of stderr is drained into the returned buffer in the background.
+pub fn spawn_ready(
+    cmd: &mut Command,
+    ready: &str,
+    limit: Duration,
+) -> (Child, std::sync::Arc<std::sync::Mutex<String>>) {
+    let mut child = cmd
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let log2 = log.clone();
+    let ready = ready.to_string();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stderr);
+        let mut line = String::new();
+        let mut told = false;
+        while r.read_line(&mut line).unwrap_or(0) > 0 {
+            if !told && line.contains(&ready) {
+                let _ = tx.send(());
+                told = true;
+            }
+            log2.lock().map(|mut l| l.push_str(&line)).ok();
+            line.clear();
+        }
+    });
+    if rx.recv_timeout(limit).is_err() {
+        let _ = child.kill();
+        panic!(
+            "process did not become ready: {}",
+            log.lock().map(|l| l.clone()).unwrap_or_default()
+        );
+    }
+    (child, log)
+}
+
+/// Send SIGINT and wait for exit.
+pub fn interrupt(child: &mut Child) -> std::process::ExitStatus {
+    // SAFETY: plain kill(2) on our child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait().expect("wait")
+}
+
+/// Number of frames tshark reads in `file` (any protocol).
+pub fn tshark_rows_any(file: &Path) -> usize {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(file)
+        .args(["-T", "fields", "-e", "frame.number"])
+        .output()
+        .expect("tshark runs");
+    assert!(
+        out.status.success(),
+        "tshark failed on {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .count()
+}

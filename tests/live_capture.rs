@@ -1,0 +1,162 @@
+//! Live: the agent captures on `lo` while this test sends real RoCE v2
+//! datagrams at a steady rate and appends a matching log line. tcpdump
+//! captures the same traffic at the same time (the oracle); tshark decodes
+//! both files. The capture must hold exactly the oracle's packets in
+//! [T-pre, T+post], in order, with nanosecond timestamps, and the comment.
+//! Needs root (or CAP_NET_RAW), as CI has.
+
+mod common;
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use tripcap::traffic::{Flow, Generator, ROCE_PORT};
+
+const SRC: Ipv4Addr = Ipv4Addr::new(127, 88, 0, 1);
+const DST: Ipv4Addr = Ipv4Addr::new(127, 88, 0, 2);
+
+#[test]
+fn live_capture_holds_exactly_the_window() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    let log = logs.join("rank0.log");
+    std::fs::write(&log, "NCCL INFO healthy line before the agent starts\n").expect("log");
+    let oracle = dir.path().join("oracle.pcap");
+    let filter = format!("udp port {ROCE_PORT} and host {DST}");
+
+    let (mut tcpdump, _) = spawn_ready(
+        Command::new("tcpdump")
+            .args(["-i", "lo", "-n", "--time-stamp-precision=nano", "-U", "-w"])
+            .arg(&oracle)
+            .arg(&filter),
+        "listening on",
+        Duration::from_secs(20),
+    );
+    let (mut agent, agent_log) = spawn_ready(
+        tripcap()
+            .args([
+                "run",
+                "-i",
+                "lo",
+                "-f",
+                &filter,
+                "--pattern",
+                "Watchdog caught collective operation timeout",
+                "--pre",
+                "1s",
+                "--post",
+                "1s",
+                "-o",
+            ])
+            .arg(&out)
+            .arg("--log")
+            .arg(logs.join("*.log")),
+        "capturing",
+        Duration::from_secs(20),
+    );
+
+    // 4 s of traffic at 1000 packets/s on two QPs; the line at 2 s.
+    let sock = UdpSocket::bind(SocketAddr::from((SRC, 0))).expect("bind");
+    let to = SocketAddr::from((DST, ROCE_PORT));
+    let mut g = Generator::new(
+        vec![
+            Flow::new(0x1a, 0x2a, 7, 4),
+            Flow::new(0x1b, 0x2b, 0xff_fff0, 4),
+        ],
+        128,
+    );
+    let mut buf = Vec::new();
+    let start = Instant::now();
+    let mut wrote_line = false;
+    for i in 0..4000u32 {
+        let at = Duration::from_millis(u64::from(i));
+        if let Some(wait) = at.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+        if !wrote_line && at >= Duration::from_secs(2) {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .expect("append");
+            writeln!(f, "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.").expect("write");
+            wrote_line = true;
+        }
+        g.next_packet(&mut buf).expect("packet");
+        sock.send_to(&buf, to).expect("send");
+    }
+
+    wait_until(Duration::from_secs(20), "the sidecar", || {
+        sidecars(&out).len() == 1
+    });
+    assert!(
+        interrupt(&mut agent).success(),
+        "agent exit: {}",
+        agent_log.lock().map(|l| l.clone()).unwrap_or_default()
+    );
+    interrupt(&mut tcpdump);
+
+    let side = read_sidecar(&sidecars(&out)[0]);
+    let pcapng = out.join(&side.file);
+    assert_eq!(side.triggers.len(), 1);
+    let t = &side.triggers[0];
+    assert!(t
+        .line
+        .as_deref()
+        .is_some_and(|l| l.contains("ran for 600050 milliseconds")));
+    assert!(
+        side.window.complete,
+        "shortfall: {:?}",
+        side.window.shortfall
+    );
+    assert_eq!(side.window.asked_start_ns, t.at_ns - 1_000_000_000);
+    assert_eq!(side.window.asked_end_ns, t.at_ns + 1_000_000_000);
+    assert_eq!(side.interfaces[0].tstamp_precision, "nano");
+
+    let ours = tshark_rows(&pcapng);
+    let expected: Vec<Row> = tshark_rows(&oracle)
+        .into_iter()
+        .filter(|r| r.ts >= side.window.asked_start_ns && r.ts <= side.window.asked_end_ns)
+        .map(|r| Row {
+            iface: "lo".into(),
+            ..r
+        })
+        .collect();
+    assert!(
+        expected.len() > 1800,
+        "the oracle saw {} packets in the window",
+        expected.len()
+    );
+    assert_eq!(
+        ours.len(),
+        expected.len(),
+        "packet count differs from tcpdump's capture"
+    );
+    assert_eq!(
+        ours, expected,
+        "packets (ts, qp, psn) differ from tcpdump's capture"
+    );
+    assert_eq!(side.packets, ours.len() as u64);
+    // Nanosecond timestamps: not all multiples of 1000 ns.
+    assert!(
+        ours.iter().any(|r| r.ts % 1000 != 0),
+        "timestamps look like microseconds"
+    );
+
+    let comments = capture_comments(&pcapng);
+    assert!(
+        comments
+            .iter()
+            .any(|c| c.contains("trigger pattern (custom)")
+                && c.contains("Watchdog caught collective operation timeout")),
+        "{comments:?}"
+    );
+    let mode = std::fs::metadata(&pcapng)
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777)
+        .expect("stat");
+    assert_eq!(mode, 0o600);
+}

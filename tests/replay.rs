@@ -1,0 +1,329 @@
+//! Replay: saved captures fed through the same ring with manual triggers
+//! (`--from-pcap`, `--trigger-at`), checked with tshark.
+
+mod common;
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+use common::*;
+
+const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+const C: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 3);
+/// 2026-11-30T00:00:00Z
+const T0: i64 = 1_796_000_000 * 1_000_000_000;
+const MS: i64 = 1_000_000;
+const S: i64 = 1_000_000_000;
+
+fn secs(ns: i64) -> String {
+    format!("{}.{:09}", ns / S, ns % S)
+}
+
+fn replay(out: &Path, files: &[&Path], extra: &[&str]) -> std::process::Output {
+    let mut cmd = tripcap();
+    cmd.arg("run").arg("-o").arg(out);
+    for f in files {
+        cmd.arg("--from-pcap").arg(f);
+    }
+    cmd.args(extra);
+    let o = run(&mut cmd);
+    assert!(
+        o.status.success(),
+        "tripcap run failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+#[test]
+fn overlapping_triggers_merge_into_one_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("in.pcap");
+    let sent = write_generated(&pcap, T0, MS, 10_000, A, B, 0x11);
+    let out = dir.path().join("out");
+    let (t1, t2) = (T0 + 4 * S, T0 + 5 * S + 500 * MS);
+    replay(
+        &out,
+        &[&pcap],
+        &[
+            "--pre",
+            "2s",
+            "--post",
+            "2s",
+            "--trigger-at",
+            &secs(t1),
+            "--trigger-at",
+            &secs(t2),
+        ],
+    );
+
+    let files = sidecars(&out);
+    assert_eq!(files.len(), 1, "one file for two overlapping triggers");
+    let side = read_sidecar(&files[0]);
+    assert_eq!(
+        side.triggers.iter().map(|t| t.at_ns).collect::<Vec<_>>(),
+        vec![t1, t2]
+    );
+    assert_eq!(
+        (side.window.asked_start_ns, side.window.asked_end_ns),
+        (t1 - 2 * S, t2 + 2 * S)
+    );
+    assert!(side.window.complete, "{:?}", side.window.shortfall);
+    let expected: Vec<u32> = sent
+        .iter()
+        .filter(|(ts, _)| *ts >= t1 - 2 * S && *ts <= t2 + 2 * S)
+        .map(|(_, psn)| *psn)
+        .collect();
+    let got: Vec<u32> = tshark_rows(&out.join(&side.file))
+        .iter()
+        .map(|r| r.psn)
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(
+        capture_comments(&out.join(&side.file))
+            .iter()
+            .filter(|c| c.starts_with("trigger manual"))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn separate_triggers_make_separate_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("in.pcap");
+    write_generated(&pcap, T0, MS, 10_000, A, B, 0x11);
+    let out = dir.path().join("out");
+    replay(
+        &out,
+        &[&pcap],
+        &[
+            "--pre",
+            "1s",
+            "--post",
+            "1s",
+            "--trigger-at",
+            &secs(T0 + 2 * S),
+            "--trigger-at",
+            &secs(T0 + 7 * S),
+        ],
+    );
+    let files = sidecars(&out);
+    assert_eq!(files.len(), 2);
+    for f in files {
+        let side = read_sidecar(&f);
+        assert_eq!(
+            side.packets, 2001,
+            "[T-1s, T+1s] at 1 packet/ms, both ends included"
+        );
+        assert_eq!(tshark_rows(&out.join(&side.file)).len(), 2001);
+    }
+}
+
+#[test]
+fn ring_eviction_at_the_byte_bound_is_reported_as_coverage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("in.pcap");
+    let sent = write_generated(&pcap, T0, MS, 10_000, A, B, 0x11);
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(
+        &cfg,
+        "[ring]\nmemory_limit = \"256KiB\"\nblock_size = \"16KiB\"\n",
+    )
+    .expect("config");
+    let out = dir.path().join("out");
+    let t = T0 + 9 * S;
+    replay(
+        &out,
+        &[&pcap],
+        &[
+            "--config",
+            cfg.to_str().expect("utf8"),
+            "--pre",
+            "5s",
+            "--post",
+            "500ms",
+            "--trigger-at",
+            &secs(t),
+        ],
+    );
+
+    let side = read_sidecar(&sidecars(&out)[0]);
+    assert!(!side.window.complete);
+    let covered = side.window.covered_start_ns;
+    assert!(covered > t - 5 * S && covered < t, "covered from {covered}");
+    assert!(
+        side.window
+            .shortfall
+            .iter()
+            .any(|s| s.contains("the ring reached back only to")),
+        "{:?}",
+        side.window.shortfall
+    );
+    assert!(capture_comments(&out.join(&side.file))
+        .iter()
+        .any(|c| c.contains("INCOMPLETE")));
+    // Everything from the covered start to the end is there, nothing before.
+    let rows = tshark_rows(&out.join(&side.file));
+    let expected: Vec<u32> = sent
+        .iter()
+        .filter(|(ts, _)| *ts >= covered && *ts <= t + 500 * MS)
+        .map(|(_, p)| *p)
+        .collect();
+    assert_eq!(rows.iter().map(|r| r.psn).collect::<Vec<_>>(), expected);
+    // The ring holds 256 KiB of 144-byte records (128 captured + 16): about
+    // 1.8 s of this traffic before the trigger, not the 5 s asked.
+    let before = sent
+        .iter()
+        .filter(|(ts, _)| *ts >= covered && *ts < t)
+        .count();
+    assert!(
+        (1500..1900).contains(&before),
+        "{before} packets kept before the trigger"
+    );
+}
+
+#[test]
+fn two_interfaces_go_into_one_file_in_time_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (p1, p2) = (dir.path().join("if1.pcap"), dir.path().join("if2.pcap"));
+    // Interleaved: if1 on even ms, if2 on odd ms.
+    let s1 = write_generated(&p1, T0, 2 * MS, 3000, A, B, 0x21);
+    let s2 = write_generated(&p2, T0 + MS, 2 * MS, 3000, A, C, 0x22);
+    let out = dir.path().join("out");
+    let t = T0 + 3 * S;
+    replay(
+        &out,
+        &[&p1, &p2],
+        &["--pre", "1s", "--post", "1s", "--trigger-at", &secs(t)],
+    );
+    let side = read_sidecar(&sidecars(&out)[0]);
+    assert_eq!(side.interfaces.len(), 2);
+    let rows = tshark_rows(&out.join(&side.file));
+    let mut expected: Vec<(i64, String, u32)> = s1
+        .iter()
+        .map(|(ts, p)| (*ts, "replay:if1.pcap".to_string(), *p))
+        .chain(
+            s2.iter()
+                .map(|(ts, p)| (*ts, "replay:if2.pcap".to_string(), *p)),
+        )
+        .filter(|(ts, _, _)| *ts >= t - S && *ts <= t + S)
+        .collect();
+    expected.sort();
+    let got: Vec<(i64, String, u32)> = rows
+        .iter()
+        .map(|r| (r.ts, r.iface.clone(), r.psn))
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(
+        side.interfaces.iter().map(|i| i.packets).sum::<u64>(),
+        expected.len() as u64
+    );
+}
+
+#[test]
+fn empty_window_holds_only_the_trigger_instant() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("in.pcap");
+    write_generated(&pcap, T0, MS, 3000, A, B, 0x11);
+    let out = dir.path().join("out");
+    // One trigger exactly on a packet, one between packets.
+    replay(
+        &out,
+        &[&pcap],
+        &[
+            "--pre",
+            "0s",
+            "--post",
+            "0s",
+            "--trigger-at",
+            &secs(T0 + S),
+            "--trigger-at",
+            &secs(T0 + 2 * S + MS / 2),
+        ],
+    );
+    let mut counts: Vec<u64> = sidecars(&out)
+        .iter()
+        .map(|f| read_sidecar(f).packets)
+        .collect();
+    counts.sort();
+    assert_eq!(counts, vec![0, 1]);
+    for f in sidecars(&out) {
+        let side = read_sidecar(&f);
+        assert!(side.window.complete);
+        assert_eq!(
+            tshark_rows(&out.join(&side.file)).len() as u64,
+            side.packets,
+            "tshark reads the file"
+        );
+    }
+}
+
+#[test]
+fn replay_of_a_real_capture_keeps_every_packet_and_its_timestamp() {
+    let shared = shared_dir();
+    let real = shared.join("pcaps/synthetic_roce_rxvantage_vlan_nsec.pcap");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let all = tshark_rows(&real);
+    let (first, last) = (all[0].ts, all[all.len() - 1].ts);
+    let mid = first + (last - first) / 2;
+    replay(
+        &out,
+        &[&real],
+        &["--pre", "1h", "--post", "1h", "--trigger-at", &secs(mid)],
+    );
+    let side = read_sidecar(&sidecars(&out)[0]);
+    let ours: Vec<(i64, String, u32)> = tshark_rows(&out.join(&side.file))
+        .into_iter()
+        .map(|r| (r.ts, r.qp, r.psn))
+        .collect();
+    let theirs: Vec<(i64, String, u32)> = all.into_iter().map(|r| (r.ts, r.qp, r.psn)).collect();
+    assert_eq!(ours, theirs);
+    assert!(
+        !side.window.complete,
+        "a 2 h window over a short file must say it stops early"
+    );
+}
+
+#[test]
+fn a_truncated_file_keeps_what_was_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("in.pcap");
+    write_generated(&pcap, T0, MS, 1000, A, B, 0x11);
+    let len = std::fs::metadata(&pcap).expect("stat").len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&pcap)
+        .expect("open");
+    f.set_len(len - 100).expect("truncate mid-packet");
+    let out = dir.path().join("out");
+    let o = replay(
+        &out,
+        &[&pcap],
+        &[
+            "--pre",
+            "10s",
+            "--post",
+            "10s",
+            "--trigger-at",
+            &secs(T0 + 500 * MS),
+        ],
+    );
+    let side = read_sidecar(&sidecars(&out)[0]);
+    assert_eq!(side.packets, 999);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("file ends early"));
+}
+
+fn shared_dir() -> std::path::PathBuf {
+    let dir = std::env::var_os("TRIPCAP_SHARED_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    assert!(
+        dir.join("pcaps").is_dir(),
+        "the shared test data is missing: looked in {} (set TRIPCAP_SHARED_DIR)",
+        dir.display()
+    );
+    dir
+}

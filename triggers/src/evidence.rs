@@ -1,0 +1,566 @@
+//! What a firing line says about time: when it was written ([`Evidence::line_time`])
+//! and how long the failed operation had been stuck ([`Evidence::stuck_for`]).
+//!
+//! The agent places a capture window at `[onset - pre, T + post]`, where `T` is
+//! when the line was written and `onset = T - stuck_for`: a watchdog line
+//! arrives `Timeout(ms)` after the collective was enqueued, and the packets
+//! that explain it are around the enqueue, not around the line.
+//! [`Evidence::window`] does this arithmetic.
+//!
+//! Timestamps recognised anywhere in the line (the leftmost one wins, since
+//! the outermost wrapper wrote it):
+//! - ISO 8601 / RFC 3339 and friends: `2024-01-01T12:00:00.123Z`,
+//!   `2025-02-25 15:46:48,390`, `2025-11-09 15:39:31.043 +08:00`, and the
+//!   `NCCL_DEBUG_TIMESTAMP_FORMAT` default `[2025-02-25 15:46:48]`;
+//! - glog and PyTorch's c10 logging: `E1218 20:27:21.426123`,
+//!   `[E626 06:24:44.903881913` (month not zero-padded), `I20241209 23:39:42.495619`;
+//! - mpirun `--timestamp-output`: `Mon Feb 26 12:09:38 2018`;
+//! - UCX: `[1466599688.714393]` (seconds since the epoch, always UTC).
+//!
+//! **Time zone.** A timestamp is UTC unless the line says otherwise (`Z`,
+//! `+08:00`, `-0500`). Logs written in local time are read correctly by passing
+//! the host's UTC offset in [`TimeContext::local_offset_s`]; it is applied to
+//! every timestamp without a zone (never to UCX epoch stamps).
+//!
+//! **Year.** glog without a year (`E1218 …`) gets the year that puts it
+//! closest before [`TimeContext::reference_ns`] (the time the line was read),
+//! allowing [`FUTURE_SLACK_S`] of clock skew: `E1231 23:59:59` read on
+//! 1 January is last year's.
+//!
+//! Parsing never panics: every number is range-checked and every sum is
+//! checked, so arbitrary bytes give `None`, not a crash.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use regex::bytes::{Captures, Regex};
+
+/// A line may carry a timestamp this far after the reference time and still
+/// be taken as this year's (clock skew, a wrong `local_offset_s`).
+pub const FUTURE_SLACK_S: i64 = 86_400;
+
+/// How far [`Evidence::line_time`] may be from the time the line was read for
+/// [`Evidence::window`] to trust it; beyond, the read time is used (a wrong
+/// time-zone assumption must not move the window hours away from the ring).
+pub const MAX_LINE_SKEW: Duration = Duration::from_secs(600);
+
+/// What the caller knows about time when it reads a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeContext {
+    /// When the line was read, nanoseconds since the Unix epoch (UTC).
+    pub reference_ns: i64,
+    /// Offset of the log writer's local time from UTC, in seconds (`+28800`
+    /// for UTC+8), applied to timestamps that carry no zone. 0 means UTC.
+    pub local_offset_s: i32,
+}
+
+impl TimeContext {
+    /// Lines read at `reference_ns`, zone-less timestamps taken as UTC.
+    pub fn utc(reference_ns: i64) -> Self {
+        TimeContext {
+            reference_ns,
+            local_offset_s: 0,
+        }
+    }
+
+    /// The same, with zone-less timestamps taken as local time `offset_s`
+    /// seconds east of UTC.
+    pub fn with_local_offset(self, offset_s: i32) -> Self {
+        TimeContext {
+            local_offset_s: offset_s,
+            ..self
+        }
+    }
+}
+
+/// What a line says about time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Evidence {
+    /// When the line was written, nanoseconds since the Unix epoch (UTC), from
+    /// a timestamp in the line.
+    pub line_time: Option<i64>,
+    /// How long the failed operation had been stuck when the line was written:
+    /// `ran for N milliseconds`, else `Timeout(ms)=N`, else `watchdog got stuck
+    /// for N seconds`, Gloo's `Timed out waiting Nms`, or `abort timed out after
+    /// N ms`. Never the init print `TIMEOUT(ms): N`.
+    pub stuck_for: Option<Duration>,
+}
+
+impl Evidence {
+    /// The capture window `[onset - pre, T + post]` in nanoseconds since the
+    /// epoch, where `T` is [`line_time`](Self::line_time) if it is within
+    /// [`MAX_LINE_SKEW`] of `read_time_ns`, else `read_time_ns`, and
+    /// `onset = T - stuck_for` (or `T`). Saturates instead of overflowing.
+    pub fn window(&self, read_time_ns: i64, pre: Duration, post: Duration) -> (i64, i64) {
+        let skew = duration_ns(MAX_LINE_SKEW);
+        let t = match self.line_time {
+            Some(lt) if lt.abs_diff(read_time_ns) <= skew.unsigned_abs() => lt,
+            _ => read_time_ns,
+        };
+        let onset = t.saturating_sub(self.stuck_for.map_or(0, duration_ns));
+        (
+            onset.saturating_sub(duration_ns(pre)),
+            t.saturating_add(duration_ns(post)),
+        )
+    }
+}
+
+fn duration_ns(d: Duration) -> i64 {
+    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
+}
+
+/// Read the time evidence of `line`.
+pub fn evidence(line: &[u8], ctx: TimeContext) -> Evidence {
+    Evidence {
+        line_time: line_time(line, ctx),
+        stuck_for: stuck_for(line),
+    }
+}
+
+fn re(pattern: &str) -> Regex {
+    // Constant patterns, covered by tests: a failure here is a bug in this file.
+    Regex::new(pattern).expect("evidence regex is valid")
+}
+
+static ISO: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?-u)(?:^|[^\d])(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})[T ](?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,](?P<f>\d{1,9})\d*)?(?: ?(?P<tz>Z|[+-]\d{2}:?\d{2})(?:[^\d]|$))?",
+    )
+});
+static GLOG: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?-u)(?:^|[^A-Za-z\d])[IWEF](?P<md>\d{3,8}) (?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:\.(?P<f>\d{1,9})\d*)?(?:[^\d]|$)",
+    )
+});
+static CTIME: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?-u)\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}(?P<d>\d{1,2}) (?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2}) (?P<y>\d{4})",
+    )
+});
+static EPOCH: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u)\[(?P<s>\d{10})\.(?P<f>\d{6})\]"));
+
+static RAN_FOR: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u)\bran for (\d{1,15}) milliseconds"));
+static TIMEOUT_MS: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u)\bTimeout\(ms\)=(\d{1,15})\b"));
+static STUCK_S: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u)watchdog got stuck for (\d{1,12}) seconds"));
+static GLOO_MS: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u)Timed out waiting (\d{1,15})ms for"));
+static ABORT_MS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?-u)abort timed out after (\d{1,15}) ms"));
+
+fn stuck_for(line: &[u8]) -> Option<Duration> {
+    let first = |re: &Regex| re.captures(line).and_then(|c| number(&c, 1));
+    if let Some(ms) = first(&RAN_FOR).or_else(|| first(&TIMEOUT_MS)) {
+        return Some(Duration::from_millis(ms));
+    }
+    if let Some(s) = first(&STUCK_S) {
+        return Some(Duration::from_secs(s));
+    }
+    first(&GLOO_MS)
+        .or_else(|| first(&ABORT_MS))
+        .map(Duration::from_millis)
+}
+
+/// Group `i` of `caps` as a number (all groups used here are ASCII digits).
+fn number(caps: &Captures<'_>, i: usize) -> Option<u64> {
+    let m = caps.get(i)?;
+    std::str::from_utf8(m.as_bytes()).ok()?.parse().ok()
+}
+
+fn named(caps: &Captures<'_>, name: &str) -> Option<u64> {
+    let m = caps.name(name)?;
+    std::str::from_utf8(m.as_bytes()).ok()?.parse().ok()
+}
+
+/// Nanoseconds from a fraction of up to 9 digits (`"39"` → 390 ms).
+fn fraction_ns(caps: &Captures<'_>, name: &str) -> i64 {
+    let Some(m) = caps.name(name) else { return 0 };
+    let digits = m.as_bytes();
+    let mut ns: i64 = 0;
+    for i in 0..9 {
+        let d = digits
+            .get(i)
+            .map_or(0, |b| i64::from(b.wrapping_sub(b'0')) % 10);
+        ns = ns * 10 + d;
+    }
+    ns
+}
+
+/// A timestamp candidate: where it starts in the line and its UTC time.
+type Found = (usize, i64);
+
+fn line_time(line: &[u8], ctx: TimeContext) -> Option<i64> {
+    let local = i64::from(ctx.local_offset_s);
+    let candidates = [
+        first_valid(&ISO, line, |c| iso(c, local)),
+        first_valid(&GLOG, line, |c| glog(c, local, ctx.reference_ns)),
+        first_valid(&CTIME, line, |c| ctime(c, local)),
+        first_valid(&EPOCH, line, epoch),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .min_by_key(|(start, _)| *start)
+        .map(|(_, t)| t)
+}
+
+fn first_valid(
+    re: &Regex,
+    line: &[u8],
+    parse: impl Fn(&Captures<'_>) -> Option<i64>,
+) -> Option<Found> {
+    re.captures_iter(line).find_map(|c| {
+        let start = c.get(0)?.start();
+        parse(&c).map(|t| (start, t))
+    })
+}
+
+/// Civil date and time of day, validated.
+struct Civil {
+    y: i64,
+    mo: u64,
+    d: u64,
+    h: u64,
+    mi: u64,
+    s: u64,
+}
+
+impl Civil {
+    /// Seconds since the epoch for this civil time in UTC, if it is a real time
+    /// (years 1970–2200; a leap second `:60` counts as `:59`).
+    fn to_unix(&self) -> Option<i64> {
+        if !(1970..=2200).contains(&self.y) || self.h > 23 || self.mi > 59 || self.s > 60 {
+            return None;
+        }
+        if self.mo == 0 || self.mo > 12 || self.d == 0 || self.d > days_in_month(self.y, self.mo) {
+            return None;
+        }
+        let days = days_from_civil(self.y, self.mo, self.d);
+        let secs = self.h * 3600 + self.mi * 60 + self.s.min(59);
+        days.checked_mul(86_400)?
+            .checked_add(i64::try_from(secs).ok()?)
+    }
+}
+
+fn to_ns(secs: i64, offset_s: i64, frac_ns: i64) -> Option<i64> {
+    secs.checked_sub(offset_s)?
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac_ns)
+}
+
+fn iso(c: &Captures<'_>, local: i64) -> Option<i64> {
+    let civil = Civil {
+        y: i64::try_from(named(c, "y")?).ok()?,
+        mo: named(c, "mo")?,
+        d: named(c, "d")?,
+        h: named(c, "h")?,
+        mi: named(c, "mi")?,
+        s: named(c, "s")?,
+    };
+    let offset = match c.name("tz").map(|m| m.as_bytes()) {
+        None => local,
+        Some(b"Z") => 0,
+        Some(tz) => zone_offset(tz)?,
+    };
+    to_ns(civil.to_unix()?, offset, fraction_ns(c, "f"))
+}
+
+/// `+08:00`, `-0500` → seconds east of UTC.
+fn zone_offset(tz: &[u8]) -> Option<i64> {
+    let sign = match tz.first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let digits: Vec<i64> = tz[1..]
+        .iter()
+        .filter(|b| b.is_ascii_digit())
+        .map(|b| i64::from(b - b'0'))
+        .collect();
+    let [h1, h2, m1, m2] = digits[..] else {
+        return None;
+    };
+    let (h, m) = (h1 * 10 + h2, m1 * 10 + m2);
+    (h <= 14 && m <= 59).then_some(sign * (h * 3600 + m * 60))
+}
+
+fn glog(c: &Captures<'_>, local: i64, reference_ns: i64) -> Option<i64> {
+    let md = c.name("md")?.as_bytes();
+    let n = named(c, "md")?;
+    let (year, mo, d) = match md.len() {
+        8 => (
+            Some(i64::try_from(n / 10_000).ok()?),
+            (n / 100) % 100,
+            n % 100,
+        ),
+        3 | 4 => (None, n / 100, n % 100),
+        _ => return None,
+    };
+    let (h, mi, s) = (named(c, "h")?, named(c, "mi")?, named(c, "s")?);
+    let frac = fraction_ns(c, "f");
+    let at = |y: i64| to_ns(Civil { y, mo, d, h, mi, s }.to_unix()?, local, frac);
+    if let Some(y) = year {
+        return at(y);
+    }
+    // No year: the latest year that is not after the reference (plus slack).
+    let ref_year = civil_year(reference_ns.div_euclid(1_000_000_000));
+    let limit = reference_ns.saturating_add(FUTURE_SLACK_S.saturating_mul(1_000_000_000));
+    // Feb 29 may be up to 8 years back (2096 → 2104 has no leap year in between).
+    (0..=8)
+        .filter_map(|back| at(ref_year + 1 - back))
+        .find(|&t| t <= limit)
+}
+
+fn ctime(c: &Captures<'_>, local: i64) -> Option<i64> {
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    let mon = c.name("mon")?.as_bytes();
+    let mo = MONTHS.iter().position(|m| *m == mon)? as u64 + 1;
+    let civil = Civil {
+        y: i64::try_from(named(c, "y")?).ok()?,
+        mo,
+        d: named(c, "d")?,
+        h: named(c, "h")?,
+        mi: named(c, "mi")?,
+        s: named(c, "s")?,
+    };
+    to_ns(civil.to_unix()?, local, 0)
+}
+
+fn epoch(c: &Captures<'_>) -> Option<i64> {
+    let secs = i64::try_from(named(c, "s")?).ok()?;
+    to_ns(secs, 0, fraction_ns(c, "f"))
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: u64) -> u64 {
+    match m {
+        2 if is_leap(y) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// `days_from_civil`); `m` is 1–12, `d` 1–31, already validated.
+fn days_from_civil(y: i64, m: u64, d: u64) -> i64 {
+    let (m, d) = (m as i64, d as i64);
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil year of `secs` since the epoch (Hinnant's `civil_from_days`).
+fn civil_year(secs: i64) -> i64 {
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(m <= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: i64 = 1_000_000_000;
+
+    fn at(line: &str, reference_s: i64) -> Option<i64> {
+        evidence(line.as_bytes(), TimeContext::utc(reference_s * S)).line_time
+    }
+
+    #[test]
+    fn iso_timestamps_with_and_without_zone() {
+        // NCCL_DEBUG_TIMESTAMP_FORMAT-style prefix with a comma fraction.
+        let line = "[03/16][2025-02-25 15:46:48,389] [misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN socketPollConnect poll() failed, ret 1, error Connection timed out, revents 8, connect to 172.16.30.229:39953";
+        assert_eq!(at(line, 0), Some(1_740_498_408 * S + 389_000_000));
+        let line = "2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error";
+        assert_eq!(at(line, 0), Some(1_559_492_024 * S + 884_000_000));
+        // The leftmost stamp carries +08:00; the bracketed NCCL stamp agrees in UTC.
+        let line = "2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1313 [0] transport/net_ib.cc:139 NCCL WARN communicator encountered a fatal error (detected in ncclIbTest)";
+        assert_eq!(at(line, 0), Some(1_762_673_971 * S + 43_000_000));
+        assert_eq!(at("[2025-11-09 07:39:31] x", 0), Some(1_762_673_971 * S));
+        // No zone: the local offset parameter applies.
+        let ctx = TimeContext::utc(0).with_local_offset(8 * 3600);
+        assert_eq!(
+            evidence(b"[2025-11-09 15:39:31] x", ctx).line_time,
+            Some(1_762_673_971 * S)
+        );
+    }
+
+    #[test]
+    fn glog_timestamps_take_the_year_closest_before_the_reference() {
+        let line = "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.";
+        assert_eq!(
+            at(line, 1_751_328_000),
+            Some(1_750_919_084 * S + 903_881_913)
+        ); // read 2025-07-01
+        assert_eq!(
+            at(line, 1_740_787_200),
+            Some(1_719_383_084 * S + 903_881_913)
+        ); // read 2025-03-01
+           // Month not zero-padded: E126 is 26 January.
+        let line = "[rank5]:[E126 01:18:04.728765521 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 5] Timeout at NCCL work: 14217, last enqueued NCCL work: 14221, last completed NCCL work: 14216.";
+        assert_eq!(
+            at(line, 1_769_904_000),
+            Some(1_769_390_284 * S + 728_765_521)
+        ); // read 2026-02-01
+           // Read on 1 January: 31 December is last year's.
+        assert_eq!(
+            at("E1231 23:59:59.000000 1 x.cc:1] y", 1_735_689_610),
+            Some(1_735_689_599 * S)
+        );
+        // Leap day read in a non-leap year goes back to the last leap year.
+        assert_eq!(
+            at("W0229 10:00:00.000000 1 x.cc:1] y", 1_740_787_200),
+            Some(1_709_200_800 * S)
+        );
+        // glog with a year.
+        let line = "F20250821 13:22:09.976752 3186121 rdma_io.cc:811] Check failed: wc->status == IBV_WC_SUCCESS RC send CQ state error: 12, 0";
+        assert_eq!(at(line, 0), Some(1_755_782_529 * S + 976_752_000));
+        // No date at all.
+        assert_eq!(
+            at(
+                "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out!",
+                0
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn mpirun_ctime_and_ucx_epoch() {
+        let line = "Mon Feb 26 12:09:38 2018[1,564]<stderr>:[jazz21:194169:0:194169] ib_mlx5_log.c:113  FATAL: Error on QP 0x2e5d6 wqe[7]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode RDMA_READ";
+        assert_eq!(at(line, 0), Some(1_519_646_978 * S));
+        // mpirun wrote local time (UTC+3), UCX wrote the epoch: with the right
+        // offset the leftmost (mpirun) stamp agrees with UCX's.
+        let line = "Wed Jun 22 15:48:08 2016[1,43]<stdout>:[1466599688.714393] [vegas30:25196:0] rc_verbs_iface.c:47   UCX  ERROR Send completion with error: transport retry counter exceeded";
+        let ctx = TimeContext::utc(0).with_local_offset(3 * 3600);
+        assert_eq!(
+            evidence(line.as_bytes(), ctx).line_time,
+            Some(1_466_599_688 * S)
+        );
+        assert_eq!(
+            at("[1466599688.714393] [vegas30:25196:0] x", 0),
+            Some(1_466_599_688 * S + 714_393_000)
+        );
+    }
+
+    #[test]
+    fn invalid_dates_are_skipped_not_guessed() {
+        assert_eq!(at("2025-13-01 00:00:00 x", 0), None);
+        assert_eq!(at("2025-02-30 00:00:00 x", 0), None);
+        assert_eq!(at("2025-02-28 24:00:00 x", 0), None);
+        assert_eq!(at("version 12025-02-28 10:00:00", 0), None);
+        // An invalid first stamp does not hide a valid later one.
+        assert_eq!(
+            at("2025-99-01 00:00:00 [2025-11-09 07:39:31] x", 0),
+            Some(1_762_673_971 * S)
+        );
+    }
+
+    #[test]
+    fn stuck_for_prefers_ran_for_and_ignores_the_init_print() {
+        let ev = |l: &str| evidence(l.as_bytes(), TimeContext::utc(0)).stuck_for;
+        let line = "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.";
+        assert_eq!(ev(line), Some(Duration::from_millis(600_020)));
+        let line = "[rank2]:[E424 01:11:21.160832730 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpTy";
+        assert_eq!(ev(line), None);
+        let line = "NCCL communicator was aborted on rank 1. Original reason for failure was: Work: WorkNCCL(OpType=ALLREDUCE, TensorShape=[1], Timeout(ms)=2000) timed out in call to wait().";
+        assert_eq!(ev(line), Some(Duration::from_millis(2000)));
+        let line = "I20241209 23:39:42.495619 138559122262912 ProcessGroupNCCL.cpp:905] [PG ID 0 PG GUID 0 Rank 1] ProcessGroupNCCL initialization options: size: 2, global rank: 1, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 0, PG Name: 0";
+        assert_eq!(ev(line), None);
+        assert_eq!(ev("TIMEOUT(ms): 5000"), None);
+        let line = "[rank7]:[E626 05:14:36.393067540 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 7] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress";
+        assert_eq!(ev(line), Some(Duration::from_secs(480)));
+        let line = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete";
+        assert_eq!(ev(line), Some(Duration::from_millis(1_800_000)));
+    }
+
+    #[test]
+    fn window_starts_at_the_onset() {
+        let read = 1_750_919_090 * S;
+        let line = b"[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.";
+        let ev = evidence(line, TimeContext::utc(read));
+        let t = 1_750_919_084 * S + 903_881_913;
+        let (from, to) = ev.window(read, Duration::from_secs(30), Duration::from_secs(30));
+        assert_eq!(from, t - 600_020_000_000 - 30 * S);
+        assert_eq!(to, t + 30 * S);
+        // A line time hours away from the read time (wrong zone) is not trusted.
+        let far = Evidence {
+            line_time: Some(read - 8 * 3600 * S),
+            stuck_for: None,
+        };
+        assert_eq!(
+            far.window(read, Duration::ZERO, Duration::ZERO),
+            (read, read)
+        );
+        let huge = Evidence {
+            line_time: None,
+            stuck_for: Some(Duration::MAX),
+        };
+        assert_eq!(
+            huge.window(read, Duration::MAX, Duration::MAX),
+            (i64::MIN, i64::MAX)
+        );
+    }
+
+    #[test]
+    fn civil_arithmetic_round_trips() {
+        for (y, m, d, expect) in [
+            (1970, 1, 1, 0),
+            (2000, 3, 1, 11_017),
+            (2024, 2, 29, 19_782),
+            (2200, 12, 31, 84_370),
+        ] {
+            assert_eq!(days_from_civil(y, m, d), expect, "{y}-{m}-{d}");
+            assert_eq!(civil_year(expect * 86_400), y);
+        }
+        assert_eq!(civil_year(-1), 1969);
+    }
+
+    #[test]
+    fn random_bytes_never_panic() {
+        // xorshift64*: deterministic, no dependency.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        let alphabet = b"0123456789 -:.,TZ+[]EIWFms()=ranfotuckilesdMJFbJuAgOcNvDTWS\xff\xc3";
+        for _ in 0..20_000 {
+            let len = (next() % 80) as usize;
+            let line: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    if r % 4 == 0 {
+                        (r >> 8) as u8
+                    } else {
+                        alphabet[(r >> 8) as usize % alphabet.len()]
+                    }
+                })
+                .collect();
+            let reference = (next() >> 1) as i64 * if next() % 2 == 0 { 1 } else { -1 };
+            let ctx = TimeContext {
+                reference_ns: reference,
+                local_offset_s: next() as i32,
+            };
+            let ev = evidence(&line, ctx);
+            let _ = ev.window(reference, Duration::from_secs(next() % 1000), Duration::MAX);
+        }
+    }
+}
