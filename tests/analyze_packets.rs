@@ -105,6 +105,7 @@ fn our_rows(pcap: &Path) -> Vec<String> {
         file: pcap.to_owned(),
         packets: true,
         json: false,
+        svg: None,
     };
     let mut out = Vec::new();
     run(&args, &mut out).unwrap_or_else(|e| panic!("analyze failed: {e}"));

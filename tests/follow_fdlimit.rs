@@ -13,13 +13,19 @@ use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 use tripcap::follow::{FollowOptions, Follower, LogLine};
 
-fn append(path: &Path, s: &str) {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .and_then(|mut f| f.write_all(s.as_bytes()))
-        .expect("append");
+/// Appends, waiting while the follower (same process) holds every descriptor: it gives some
+/// back once it has seen `EMFILE` itself.
+async fn append(path: &Path, s: &str) {
+    for _ in 0..200 {
+        match OpenOptions::new().create(true).append(true).open(path) {
+            Ok(mut f) => return f.write_all(s.as_bytes()).expect("append"),
+            Err(e) if e.raw_os_error() == Some(libc::EMFILE) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(e) => panic!("open {}: {e}", path.display()),
+        }
+    }
+    panic!("descriptors never came back");
 }
 
 fn open_fds() -> u64 {
@@ -80,7 +86,7 @@ async fn fd_limit_below_file_count_loses_nothing() {
     let path = |i: usize| dir.path().join(format!("rank{i}.log"));
     let mut want = BTreeSet::new();
     for i in 0..200 {
-        append(&path(i), &format!("{i} a\n{i} b\n"));
+        append(&path(i), &format!("{i} a\n{i} b\n")).await;
         want.insert(format!("{i} a"));
         want.insert(format!("{i} b"));
     }
@@ -88,7 +94,7 @@ async fn fd_limit_below_file_count_loses_nothing() {
     // Again, after most files were closed to make room: reopened at their offsets.
     let mut more = BTreeSet::new();
     for i in 0..200 {
-        append(&path(i), &format!("{i} c\n"));
+        append(&path(i), &format!("{i} c\n")).await;
         more.insert(format!("{i} c"));
     }
     expect_lines(&mut rx, &more).await;

@@ -484,8 +484,7 @@ async fn shutdown_stops_run_and_dropped_receiver_stops_run() {
 #[test]
 fn bad_glob_is_a_one_line_error_naming_glob_and_fix() {
     let err = Follower::new(vec!["/logs/[rank*.log".into()], FollowOptions::default())
-        .err()
-        .expect("an error");
+        .expect_err("an error");
     assert!(matches!(err, FollowError::BadGlob { .. }));
     let msg = err.to_string();
     assert!(msg.contains("`/logs/[rank*.log`"), "{msg}");
@@ -521,4 +520,86 @@ async fn rotated_file_rewritten_in_place_is_not_read_again() {
     assert_eq!(run.texts(1).await, ["4"]);
     run.quiet(Duration::from_millis(150)).await;
     run.stop().await;
+}
+
+#[tokio::test]
+async fn inotify_wakes_the_poller_long_before_its_interval() {
+    let dir = tempdir();
+    let log = dir.path().join("a.log");
+    let opts = FollowOptions {
+        poll_interval: Duration::from_secs(60),
+        ..fast()
+    };
+    let mut run = Run::start(&glob_in(dir.path(), "*.log"), opts);
+    // Keep writing until the directory watch is in place and a write wakes the poller.
+    let start = Instant::now();
+    let mut n = 0;
+    let line = loop {
+        n += 1;
+        append(&log, &format!("{n}\n"));
+        if let Ok(Some(line)) = timeout(Duration::from_millis(100), run.rx.recv()).await {
+            break line;
+        }
+        assert!(start.elapsed() < WAIT, "no wake-up within {WAIT:?}");
+    };
+    assert_eq!(text(&line), "1");
+    run.stop().await;
+}
+
+/// Helper for `stdin_is_followed_as_dash`: does nothing unless started by it as a child process,
+/// where it follows `-` and prints each line.
+#[tokio::test]
+async fn stdin_child_process_helper() {
+    if std::env::var_os("TRIPCAP_FOLLOW_STDIN_CHILD").is_none() {
+        return;
+    }
+    let opts = FollowOptions {
+        idle_flush: Duration::from_millis(200),
+        ..fast()
+    };
+    let follower = Follower::new(vec!["-".into()], opts).expect("valid");
+    let (tx, mut rx) = mpsc::channel(16);
+    let task = tokio::spawn(follower.run(tx, CancellationToken::new()));
+    // The channel closes when run() returns at the end of input.
+    while let Some(line) = rx.recv().await {
+        println!(
+            "LINE:{}:{}:{}",
+            &*line.path.to_string_lossy(),
+            line.line_no,
+            text(&line)
+        );
+    }
+    task.await.expect("run() does not panic");
+}
+
+#[test]
+fn stdin_is_followed_as_dash() {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "stdin_child_process_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("TRIPCAP_FOLLOW_STDIN_CHILD", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn child");
+    {
+        let mut stdin = child.stdin.take().expect("child stdin");
+        stdin
+            .write_all(b"a\nb\nno newline at end of input")
+            .expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("child output");
+    assert!(out.status.success());
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        // The harness may print "test ... " on the same line before the first one.
+        .filter_map(|l| l.split_once("LINE:").map(|(_, rest)| rest.to_string()))
+        .collect();
+    assert_eq!(lines, ["-:1:a", "-:2:b", "-:3:no newline at end of input"]);
 }

@@ -50,6 +50,18 @@ pub enum Command {
     Demo(DemoArgs),
     /// Read a capture file and report on its RoCE traffic.
     Analyze(crate::analyze::AnalyzeArgs),
+    /// Receive captures from agents and show them on a web page.
+    Collect(CollectArgs),
+    /// Try triggers on existing logs, or list the built-in packs.
+    Triggers(TriggersArgs),
+    /// Run a job as a child, pass its output through and capture when it fails.
+    ///
+    /// Takes the flags of `run`; the job follows `--`. Without `-i`/`--from-pcap`
+    /// (or without permission to capture) the job still runs unchanged and
+    /// matching lines are only logged. Exits with the job's status.
+    Wrap(WrapArgs),
+    /// Write a synthetic RoCE v2 capture (for tests, benchmarks and pipelines).
+    Generate(GenerateArgs),
 }
 
 /// The quick flags shared by `run` and `check`.
@@ -119,6 +131,9 @@ pub struct RunArgs {
     /// Fire a manual trigger at this capture time (RFC 3339 or epoch seconds; repeatable).
     #[arg(long = "trigger-at", value_parser = parse_time)]
     pub trigger_at: Vec<i64>,
+    /// With `--from-pcap` and `[upload]`: wait this long for the captures to be uploaded before exiting (e.g. 3m).
+    #[arg(long, value_parser = config::parse_duration)]
+    pub upload_wait: Option<Duration>,
 }
 
 /// `tripcap check`.
@@ -132,6 +147,20 @@ pub struct CheckArgs {
     pub quick: QuickArgs,
 }
 
+/// `tripcap collect`.
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// Address to listen on (`127.0.0.1:0` picks a free port).
+    #[arg(long, default_value = "127.0.0.1:9480")]
+    pub listen: std::net::SocketAddr,
+    /// Where captures are stored (`<incident>/<host>/<file>`).
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// Name of the environment variable holding the bearer token uploads must carry.
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
+}
+
 /// `tripcap demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -141,6 +170,80 @@ pub struct DemoArgs {
     /// Don't try to capture live: replay the generated traffic.
     #[arg(long)]
     pub replay: bool,
+}
+
+/// `tripcap generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Output pcap file.
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Number of packets.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub packets: u64,
+    /// Bytes kept per packet.
+    #[arg(long, default_value_t = 96)]
+    pub snaplen: u32,
+    /// Packets per second (sets the timestamps).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rate: u64,
+    /// Number of RC queue pairs.
+    #[arg(long, default_value_t = 8)]
+    pub flows: u32,
+    /// Time of the first packet (RFC 3339 or epoch seconds; default now).
+    #[arg(long, value_parser = parse_time)]
+    pub start: Option<i64>,
+}
+
+/// `tripcap triggers`.
+#[derive(Debug, Args)]
+pub struct TriggersArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: TriggersCommand,
+}
+
+/// `tripcap triggers …` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TriggersCommand {
+    /// Dry run over existing log files: report every line that fires.
+    Test(TriggersTestArgs),
+    /// List the built-in packs, their triggers, classes and example lines.
+    List(TriggersListArgs),
+}
+
+/// `tripcap triggers test`.
+#[derive(Debug, Args)]
+pub struct TriggersTestArgs {
+    /// Configuration file whose triggers (packs, `[[trigger]]`, `[perftest]`) to use;
+    /// without it, every built-in pack.
+    #[arg(short = 'c', long)]
+    pub config: Option<PathBuf>,
+    /// One JSON object per firing (`file`, `line_no`, `trigger`, `class`, `groups`).
+    #[arg(long)]
+    pub json: bool,
+    /// Log files to read (`-` for stdin).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// `tripcap triggers list`.
+#[derive(Debug, Args)]
+pub struct TriggersListArgs {
+    /// Print only the patterns of every built-in trigger, one a line.
+    #[arg(long)]
+    pub patterns: bool,
+}
+
+/// `tripcap wrap`.
+#[derive(Debug, Args)]
+pub struct WrapArgs {
+    /// The flags of `run`.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The job and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Parse a capture time: RFC 3339 (`2026-11-30T02:14:27.5Z`) or Unix epoch seconds (`1764468867.5`).

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
+use tripcap_triggers::perftest::Thresholds;
 use tripcap_triggers::{TriggerDef, TriggerSet};
 
 use crate::capture::{self, DEFAULT_FILTER, FULL_SNAPLEN};
@@ -119,6 +120,19 @@ struct RawConfig {
     packs: Vec<Spanned<String>>,
     #[serde(default)]
     trigger: Vec<RawTrigger>,
+    #[serde(default)]
+    perftest: RawPerftest,
+    #[serde(default)]
+    spool: crate::deliver::SpoolConfig,
+    upload: Option<crate::deliver::UploadConfig>,
+    api: Option<crate::api::ApiConfig>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPerftest {
+    bw_below: Option<Spanned<String>>,
+    lat_above: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -161,6 +175,8 @@ struct RawTrigger {
     pattern: Option<Spanned<String>>,
     #[serde(default)]
     patterns: Vec<Spanned<String>>,
+    #[serde(default)]
+    unless: Vec<Spanned<String>>,
     pre: Option<Spanned<NumOrText>>,
     post: Option<Spanned<NumOrText>>,
     cooldown: Option<Spanned<NumOrText>>,
@@ -225,7 +241,17 @@ pub struct Config {
     pub packs: Vec<String>,
     /// User triggers.
     pub triggers: Vec<TriggerDef>,
+    /// `[perftest]` thresholds: a perftest result row that breaks one fires
+    /// `perftest-threshold` (see `matcher`).
+    pub perftest: Option<Thresholds>,
+    /// `[spool]`: bound of the output directory.
+    pub spool: crate::deliver::SpoolConfig,
+    /// `[upload]`: where captures are sent, when set.
+    pub upload: Option<crate::deliver::UploadConfig>,
+    /// `[api]`: the agent's HTTP API, when set.
+    pub api: Option<crate::api::ApiConfig>,
     origins: HashMap<(String, usize), Origin>,
+    unless_origins: HashMap<(String, usize), Origin>,
     filter_origin: Origin,
     pack_origins: Vec<Origin>,
 }
@@ -255,7 +281,12 @@ impl Default for Config {
             },
             packs: Vec::new(),
             triggers: Vec::new(),
+            perftest: None,
+            spool: Default::default(),
+            upload: None,
+            api: None,
             origins: HashMap::new(),
+            unless_origins: HashMap::new(),
             filter_origin: Origin::Flag("default filter"),
             pack_origins: Vec::new(),
         }
@@ -456,7 +487,14 @@ impl Config {
                     format!("trigger `{name}` has no pattern: add `pattern = \"...\"` (a regex)"),
                 );
             }
+            let mut unless = Vec::new();
+            for u in t.unless {
+                c.unless_origins
+                    .insert((name.clone(), unless.len()), r.origin(u.span()));
+                unless.push(u.into_inner());
+            }
             let mut def = TriggerDef::new(name, patterns);
+            def.unless = unless;
             if let Some(class) = t.class {
                 def.class = class;
             }
@@ -471,6 +509,25 @@ impl Config {
             }
             c.triggers.push(def);
         }
+        if raw.perftest.bw_below.is_some() || raw.perftest.lat_above.is_some() {
+            let mut t = Thresholds::default();
+            if let Some(b) = &raw.perftest.bw_below {
+                t.bw_below_gbps = Some(
+                    tripcap_triggers::perftest::parse_bandwidth(b.get_ref())
+                        .or_else(|e| r.err(b.span(), format!("`bw_below`: {e}")))?,
+                );
+            }
+            if let Some(l) = &raw.perftest.lat_above {
+                t.lat_above_us = Some(
+                    tripcap_triggers::perftest::parse_latency(l.get_ref())
+                        .or_else(|e| r.err(l.span(), format!("`lat_above`: {e}")))?,
+                );
+            }
+            c.perftest = Some(t);
+        }
+        c.spool = raw.spool;
+        c.upload = raw.upload;
+        c.api = raw.api;
         c.check_static()?;
         Ok(c)
     }
@@ -543,6 +600,14 @@ impl Config {
         TriggerSet::new(defs).map_err(|e| match &e {
             tripcap_triggers::Error::BadPattern { trigger, index, .. } => {
                 match self.origins.get(&(trigger.clone(), *index)) {
+                    Some(o) => o.error(format!(
+                        "{e}: fix the regex (syntax: https://docs.rs/regex/#syntax)"
+                    )),
+                    None => ConfigError::plain(e.to_string()),
+                }
+            }
+            tripcap_triggers::Error::BadUnless { trigger, index, .. } => {
+                match self.unless_origins.get(&(trigger.clone(), *index)) {
                     Some(o) => o.error(format!(
                         "{e}: fix the regex (syntax: https://docs.rs/regex/#syntax)"
                     )),
@@ -701,6 +766,31 @@ post = "5s"
         assert_eq!(
             err("[[trigger]]\nname = \"x\"\n"),
             "t.toml:2:8: trigger `x` has no pattern: add `pattern = \"...\"` (a regex)"
+        );
+    }
+
+    #[test]
+    fn unless_and_perftest_thresholds_parse_and_errors_are_located() {
+        let c = Config::parse(
+            "t.toml",
+            "[perftest]\nbw_below = \"40Gb/s\"\nlat_above = \"10us\"\n[[trigger]]\nname = \"x\"\npattern = \"boom\"\nunless = [\"harmless boom\"]\n",
+        )
+        .expect("parses");
+        assert_eq!(c.triggers[0].unless, vec!["harmless boom".to_string()]);
+        let t = c.perftest.expect("thresholds");
+        assert_eq!((t.bw_below_gbps, t.lat_above_us), (Some(40.0), Some(10.0)));
+        let set = c.trigger_set().expect("valid");
+        let mut out = Vec::new();
+        assert!(set.match_line(b"a boom", &mut out));
+        assert!(!set.match_line(b"a harmless boom", &mut out));
+        assert_eq!(
+            err("[[trigger]]\nname = \"x\"\npattern = \"a\"\nunless = [\"b(\"]\n"),
+            "t.toml:4:11: trigger `x`: unless pattern 0 is not a valid regex: unclosed group (in `b(`): fix the regex (syntax: https://docs.rs/regex/#syntax)"
+        );
+        let e = err("[perftest]\nbw_below = \"40\"\n");
+        assert!(
+            e.starts_with("t.toml:2:12: `bw_below`: bandwidth threshold `40`: no unit"),
+            "{e}"
         );
     }
 

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio_util::sync::CancellationToken;
-use tripcap_triggers::TriggerSet;
 
 use crate::capture::live::{self, LiveSpec};
 use crate::capture::replay::{Replay, ReplayReport, Speed};
@@ -38,6 +37,9 @@ pub struct RunOptions {
     pub trigger_at: Vec<i64>,
     /// Window of manual triggers: (pre, post).
     pub manual_window: Option<(std::time::Duration, std::time::Duration)>,
+    /// Replays: wait up to this long for uploads before returning (`--upload-wait`;
+    /// `None` means [`crate::deliver::DEFAULT_UPLOAD_WAIT`]).
+    pub upload_wait: Option<std::time::Duration>,
 }
 
 /// What a run did.
@@ -73,6 +75,9 @@ pub enum DaemonError {
     /// Nothing to capture from.
     #[error("nothing to capture: pass `-i IFACE` (see `tripcap interfaces`), set `capture.interfaces`, or replay a file with `--from-pcap FILE`")]
     NoSource,
+    /// Delivery (`[spool]`, `[upload]`) or the API (`[api]`) could not start.
+    #[error("{0}")]
+    Deliver(String),
     /// A thread could not be started.
     #[error("cannot start a thread: {0}")]
     Thread(std::io::Error),
@@ -133,6 +138,19 @@ pub async fn run(
     shutdown: CancellationToken,
     events: Option<UnboundedSender<CaptureOutcome>>,
 ) -> Result<RunSummary, DaemonError> {
+    run_with_lines(config, opts, shutdown, events, None).await
+}
+
+/// [`run`], with `extra` lines matched like followed log lines (`tripcap wrap`
+/// feeds its child's output here). Returns only after `extra` has closed, so
+/// every line sent before closing it is matched.
+pub async fn run_with_lines(
+    config: Config,
+    opts: RunOptions,
+    shutdown: CancellationToken,
+    events: Option<UnboundedSender<CaptureOutcome>>,
+    extra: Option<tokio::sync::mpsc::Receiver<LogLine>>,
+) -> Result<RunSummary, DaemonError> {
     // Everything that can fail, before anything starts.
     let set = config.trigger_set()?;
     config.check()?;
@@ -167,6 +185,26 @@ pub async fn run(
         )
     };
 
+    // Delivery and the API: checked and bound before anything starts.
+    let api = match &config.api {
+        Some(a) => Some(
+            crate::api::Api::bind(a)
+                .await
+                .map_err(|e| DaemonError::Deliver(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let delivery = crate::deliver::Delivery::start(
+        config.output.dir.clone(),
+        host_name(),
+        config.spool.clone(),
+        config.upload.clone(),
+    )
+    .map_err(|e| DaemonError::Deliver(e.to_string()))?;
+    let delivery_hook = delivery.hook();
+    let follow_stats = follower.as_ref().map(|f| f.stats());
+    let replaying = matches!(sources, Sources::Replay(_));
+
     let (interfaces, started_at): (Vec<InterfaceInfo>, i64) = match &sources {
         Sources::Live(caps) => (caps.iter().map(|c| c.info().clone()).collect(), now_ns()),
         Sources::Replay(r) => (
@@ -186,17 +224,8 @@ pub async fn run(
         started_at,
     );
 
-    let mut specs: Vec<TriggerSpec> = set
-        .defs()
-        .iter()
-        .map(|d| TriggerSpec {
-            name: d.name.clone(),
-            class: d.class.clone(),
-            pre: d.pre,
-            post: d.post,
-            cooldown: d.cooldown,
-        })
-        .collect();
+    let matcher = crate::matcher::Matcher::new(set, config.perftest);
+    let mut specs: Vec<TriggerSpec> = matcher.specs().to_vec();
     let manual_index = specs.len();
     let (pre, post) = opts.manual_window.unwrap_or((
         tripcap_triggers::DEFAULT_PRE,
@@ -224,6 +253,7 @@ pub async fn run(
         let mut all = Vec::new();
         while let Some(outcome) = done_rx.recv().await {
             log_outcome(&outcome);
+            delivery_hook.on_capture(&outcome);
             if let Some(tx) = &events {
                 let _ = tx.send(outcome.clone());
             }
@@ -231,18 +261,47 @@ pub async fn run(
         }
         all
     });
+    let api_stop = CancellationToken::new();
+    let api_task = api.map(|api| {
+        let view = crate::api::AgentView {
+            interfaces: Arc::clone(&interfaces),
+            ring: Arc::clone(&ring),
+            recorder: Arc::clone(&recorder),
+            manual_trigger: manual_index,
+            replay: replaying,
+            follow: follow_stats,
+            deliver: Some(delivery.stats()),
+            captures: delivery.captures(),
+        };
+        tokio::spawn(api.run(view, api_stop.clone()))
+    });
 
     let follow_stop = shutdown.child_token();
     let mut tasks = Vec::new();
-    if let Some(follower) = follower {
+    if follower.is_some() || extra.is_some() {
         let (line_tx, line_rx) = tokio::sync::mpsc::channel(1024);
-        tasks.push(tokio::spawn(follower.run(line_tx, follow_stop.clone())));
+        if let Some(follower) = follower {
+            tasks.push(tokio::spawn(
+                follower.run(line_tx.clone(), follow_stop.clone()),
+            ));
+        }
+        if let Some(mut extra) = extra {
+            let tx = line_tx.clone();
+            tasks.push(tokio::spawn(async move {
+                while let Some(line) = extra.recv().await {
+                    if tx.send(line).await.is_err() {
+                        break;
+                    }
+                }
+            }));
+        }
+        drop(line_tx);
         let rec = Arc::clone(&recorder);
         let clock = match &sources {
             Sources::Live(_) => Clock::Wall,
             Sources::Replay(_) => Clock::Ring(Arc::clone(&ring)),
         };
-        tasks.push(tokio::spawn(match_lines(line_rx, set, rec, clock)));
+        tasks.push(tokio::spawn(match_lines(line_rx, matcher, rec, clock)));
     }
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -307,11 +366,20 @@ pub async fn run(
     for t in tasks {
         let _ = t.await;
     }
+    api_stop.cancel(); // the API holds the recorder: stop it before closing the windows
+    if let Some(t) = api_task {
+        let _ = t.await;
+    }
     ring.advance_all(crate::ring::WATERMARK_END);
     let rec = Arc::clone(&recorder);
     let _ = tokio::task::spawn_blocking(move || rec.join()).await;
     drop(recorder);
     summary.captures = collector.await.unwrap_or_default();
+    let upload_wait = replaying.then(|| {
+        opts.upload_wait
+            .unwrap_or(crate::deliver::DEFAULT_UPLOAD_WAIT)
+    });
+    delivery.finish(upload_wait).await;
     Ok(summary)
 }
 
@@ -332,37 +400,21 @@ impl Clock {
 }
 
 /// Match every followed line against the triggers and fire the recorder.
+/// Each firing is placed by the line's evidence (its timestamp, how long it
+/// says the operation was stuck) read against `clock`; see [`crate::matcher`].
 async fn match_lines(
-    mut lines: tokio::sync::mpsc::Receiver<LogLine>,
-    set: TriggerSet,
+    lines: tokio::sync::mpsc::Receiver<LogLine>,
+    matcher: crate::matcher::Matcher,
     recorder: Arc<Recorder>,
     clock: Clock,
 ) {
-    let mut matches = Vec::new();
-    while let Some(line) = lines.recv().await {
-        if !set.match_line(&line.bytes, &mut matches) {
-            continue;
-        }
-        let at = clock.now();
-        for m in matches.drain(..) {
-            let firing = Firing {
-                trigger: m.trigger,
-                at_ns: at,
-                onset_ns: None,
-                source: Some(line.path.display().to_string()),
-                line_no: Some(line.line_no),
-                line: Some(line.bytes.clone()),
-                groups: m.groups,
-            };
-            match recorder.fire(firing) {
-                Ok(fired) => {
-                    tracing::info!(trigger = %set.defs()[m.trigger].name, file = %line.path.display(), line = line.line_no, outcome = ?fired, "trigger fired")
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "trigger fired but no capture could be opened")
-                }
-            }
-        }
+    crate::matcher::run(lines, matcher, Arc::clone(&recorder), move || clock.now()).await;
+    let pending = recorder.pending_suppressed();
+    if pending > 0 {
+        tracing::info!(
+            suppressed = pending,
+            "matches suppressed (cooldown) after the last capture of their trigger: in no capture's metadata"
+        );
     }
 }
 

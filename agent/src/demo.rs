@@ -1,11 +1,12 @@
 //! `tripcap demo`: the whole path on an embedded default, no RDMA NIC needed.
 //!
 //! Two RoCE v2 RC queue pairs write to each other over loopback (real UDP
-//! datagrams to 127.77.0.2:4791, captured by libpcap on `lo`). Two seconds in,
-//! QP 0x0000c1 loses 5 packets before the capture point (a PSN gap); a little
-//! later QP 0x0000c2 falls silent (a stall). Then an NCCL watchdog line is
-//! written to a log file the agent follows, the trigger fires, and the capture
-//! holding 3 s before and 1 s after the line is written and described.
+//! datagrams to 127.77.0.2:4791, captured by libpcap on `lo`). 1.9 s in, QP
+//! 0x0000c1 loses 5 packets before the capture point (a PSN gap); at 2 s QP
+//! 0x0000c2 falls silent (a stall). At 3.5 s an NCCL watchdog line saying the
+//! collective "ran for 1500 milliseconds" is written to a log file the agent
+//! follows: the trigger fires, the window is placed from the stall's onset
+//! (2 s before it, 1 s after the line), written and described.
 //!
 //! Where it may not capture (not root, no CAP_NET_RAW) it says so and runs the
 //! same agent on a replay of the same traffic instead.
@@ -30,16 +31,16 @@ pub const REQUESTER: Ipv4Addr = Ipv4Addr::new(127, 77, 0, 1);
 /// Responder address of the demo traffic.
 pub const RESPONDER: Ipv4Addr = Ipv4Addr::new(127, 77, 0, 2);
 /// The line the demo "job" prints.
-pub const WATCHDOG_LINE: &str = "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=3000) ran for 3001 milliseconds before timing out.";
+pub const WATCHDOG_LINE: &str = "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=1500) ran for 1500 milliseconds before timing out.";
 
-const PRE: Duration = Duration::from_secs(3);
+const PRE: Duration = Duration::from_secs(2);
 const POST: Duration = Duration::from_secs(1);
 /// When the line is written, from the start of the traffic.
 const LINE_AT: Duration = Duration::from_millis(3500);
 /// When the traffic stops.
 const TRAFFIC_FOR: Duration = Duration::from_millis(5500);
-const GAP_AT: Duration = Duration::from_millis(2000);
-const STALL_AT: Duration = Duration::from_millis(2500);
+const GAP_AT: Duration = Duration::from_millis(1900);
+const STALL_AT: Duration = Duration::from_millis(2000);
 const PACKETS_PER_SECOND: u64 = 2000;
 
 /// How the demo ran.
@@ -299,6 +300,13 @@ pub fn describe(report: &DemoReport) -> String {
             ));
             for t in &r.triggers {
                 s.push_str(&format!("  trigger  {} at {}\n", t.name, t.at));
+                if let Some(onset) = t.onset_ns {
+                    s.push_str(&format!(
+                        "  onset    {} ({:.3} s before: the line says how long the collective was stuck)\n",
+                        crate::sidecar::rfc3339(onset),
+                        (t.at_ns - onset) as f64 / 1e9
+                    ));
+                }
                 if let Some(line) = &t.line {
                     s.push_str(&format!("           {line}\n"));
                 }

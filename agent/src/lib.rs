@@ -3,23 +3,33 @@
 //! The path of a packet, one module per stage:
 //! capture thread ([`capture`]) → [`ring`] → window dump ([`window`], written with
 //! [`capture_file`], described by [`sidecar`]) → analysis ([`wire`], [`analyze`]).
-//! The path of a log line: [`follow`] → triggers (the `tripcap-triggers` crate) →
-//! [`recorder`], which opens and extends windows.
+//! The path of a log line: [`follow`] (or a wrapped job's output, [`wrap`]) →
+//! [`matcher`] (the `tripcap-triggers` crate, windows placed by the line's evidence)
+//! → [`recorder`], which opens and extends windows. [`triggers_cmd`] runs the same
+//! matching over existing logs without capturing.
 //! [`daemon`] wires them together and owns nothing else; [`config`] and [`cli`]
 //! say what to run, [`demo`] and [`traffic`] run it without an RDMA NIC.
 
 pub mod analyze;
+pub mod api;
 pub mod capture;
 pub mod capture_file;
 pub mod cli;
+pub mod collect;
 pub mod config;
+pub mod counters;
 pub mod daemon;
+pub mod deliver;
 pub mod demo;
 pub mod follow;
 pub mod interfaces;
+pub mod matcher;
+pub mod packet_triggers;
 pub mod recorder;
 pub mod ring;
 pub mod sidecar;
 pub mod traffic;
+pub mod triggers_cmd;
 pub mod window;
 pub mod wire;
+pub mod wrap;

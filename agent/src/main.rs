@@ -63,7 +63,10 @@ fn load(
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_agent(args),
+        Command::Triggers(args) => triggers(args),
+        Command::Wrap(args) => wrap(args),
         Command::Check(args) => check(args),
+        Command::Collect(args) => collect(args),
         Command::Interfaces => {
             let report = tripcap::interfaces::report(std::path::Path::new("/sys"))
                 .context("cannot list capture devices")?;
@@ -78,6 +81,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 CaptureOutcome::Failed { .. } => ExitCode::FAILURE,
             })
         }
+        Command::Generate(args) => {
+            let file = std::fs::File::create(&args.out)
+                .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+            let start = args.start.unwrap_or_else(tripcap::capture::now_ns);
+            let out = tripcap::traffic::write_synthetic(
+                std::io::BufWriter::with_capacity(1 << 20, file),
+                args.packets,
+                args.snaplen,
+                args.rate,
+                args.flows,
+                start,
+            )
+            .with_context(|| format!("cannot write `{}`", args.out.display()))?;
+            out.into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_all())
+                .with_context(|| format!("cannot write `{}`", args.out.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Analyze(args) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
@@ -86,6 +108,93 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn triggers(args: tripcap::cli::TriggersArgs) -> anyhow::Result<ExitCode> {
+    use tripcap::cli::TriggersCommand;
+    use tripcap::triggers_cmd::{self, Format};
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    match args.command {
+        TriggersCommand::List(a) => {
+            if a.patterns {
+                triggers_cmd::list_patterns(&mut out)
+            } else {
+                triggers_cmd::list(&mut out)
+            }
+            .context("cannot write to stdout")?;
+        }
+        TriggersCommand::Test(a) => {
+            let (set, perftest) = match &a.config {
+                Some(path) => {
+                    let c = Config::load(path)?;
+                    (c.trigger_set()?, c.perftest)
+                }
+                None => (triggers_cmd::all_builtin(), None),
+            };
+            let mut matcher = tripcap::matcher::Matcher::new(set, perftest);
+            let format = if a.json { Format::Json } else { Format::Table };
+            let summary = triggers_cmd::test_files(&mut matcher, &a.files, format, &mut out)?;
+            std::io::Write::flush(&mut out).context("cannot write to stdout")?;
+            eprintln!(
+                "{} firing(s) in {} line(s) of {} file(s)",
+                summary.firings, summary.lines, summary.files
+            );
+        }
+    }
+    std::io::Write::flush(&mut out).context("cannot write to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn wrap(args: tripcap::cli::WrapArgs) -> anyhow::Result<ExitCode> {
+    let run = args.run;
+    let mut config = load(run.config.as_deref(), &run.quick)?;
+    if config.packs.is_empty() && config.triggers.is_empty() {
+        // Nothing configured: watch the job's output with every built-in pack.
+        config.packs = tripcap_triggers::PACK_NAMES
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+    }
+    let opts = RunOptions {
+        replay: run.from_pcap,
+        speed: run.speed,
+        trigger_at: run.trigger_at,
+        manual_window: Some((
+            run.quick.pre.unwrap_or(tripcap_triggers::DEFAULT_PRE),
+            run.quick.post.unwrap_or(tripcap_triggers::DEFAULT_POST),
+        )),
+        ..RunOptions::default()
+    };
+    match runtime()?.block_on(tripcap::wrap::run(config, opts, &args.command)) {
+        Ok(code) => Ok(ExitCode::from(code)),
+        Err(e) => {
+            eprintln!("tripcap: {e}");
+            Ok(ExitCode::from(e.exit_code()))
+        }
+    }
+}
+
+fn collect(args: tripcap::cli::CollectArgs) -> anyhow::Result<ExitCode> {
+    let token = match &args.token_env {
+        Some(name) => match std::env::var(name) {
+            Ok(t) if !t.trim().is_empty() => Some(t.trim().to_string()),
+            _ => anyhow::bail!(
+                "--token-env {name}: the variable is not set or empty: export {name}=<token> first"
+            ),
+        },
+        None => None,
+    };
+    runtime()?.block_on(async {
+        let shutdown = CancellationToken::new();
+        let on_signal = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            on_signal.cancel();
+        });
+        tripcap::collect::run(args.listen, args.dir, token, shutdown).await
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -116,6 +225,7 @@ fn run_agent(args: RunArgs) -> anyhow::Result<ExitCode> {
             args.quick.pre.unwrap_or(tripcap_triggers::DEFAULT_PRE),
             args.quick.post.unwrap_or(tripcap_triggers::DEFAULT_POST),
         )),
+        upload_wait: args.upload_wait,
     };
     let rt = runtime()?;
     let summary = rt.block_on(async {

@@ -145,6 +145,9 @@ struct State {
     last_fired: Vec<Option<i64>>,
     handles: Vec<JoinHandle<()>>,
     incidents: std::collections::HashSet<String>,
+    /// Per trigger: matches suppressed with no window open since its last
+    /// capture; carried into its next capture's `suppressed_matches`.
+    pending_suppressed: Vec<u64>,
 }
 
 /// Counters of the recorder.
@@ -197,6 +200,7 @@ impl Recorder {
                 last_fired: vec![None; n],
                 handles: Vec::new(),
                 incidents: Default::default(),
+                pending_suppressed: vec![0; n],
             }),
             stats: RecorderStats::default(),
         }
@@ -214,6 +218,12 @@ impl Recorder {
     /// Counters.
     pub fn stats(&self) -> &RecorderStats {
         &self.stats
+    }
+
+    /// Matches suppressed since their trigger's last capture, not yet in any
+    /// capture's metadata (they go into the trigger's next capture).
+    pub fn pending_suppressed(&self) -> u64 {
+        self.lock().pending_suppressed.iter().sum()
     }
 
     /// Captures currently open.
@@ -268,6 +278,7 @@ impl Recorder {
         );
         match decision {
             Decision::Suppress => {
+                st.pending_suppressed[f.trigger] += 1;
                 self.stats.suppressed.fetch_add(1, Ordering::Relaxed);
                 Ok(Fired::Suppressed)
             }
@@ -314,7 +325,8 @@ impl Recorder {
             end: asked[1],
             closed: false,
             triggers: vec![record.clone()],
-            suppressed: 0,
+            // Matches of this trigger suppressed since its previous capture closed.
+            suppressed: std::mem::take(&mut st.pending_suppressed[trigger]),
             asked_start: asked[0],
         }));
         let plan = WindowPlan {

@@ -244,6 +244,9 @@ pub struct RingStats {
 pub struct RingSpan {
     /// Oldest capture time the ring can still deliver every packet from.
     pub reaches_back_to: i64,
+    /// Whether that limit comes from evicting blocks (memory or age), rather
+    /// than from when capturing started.
+    pub evicted: bool,
     /// Newest packet sealed.
     pub newest_ts: Option<i64>,
     /// Blocks held by the ring.
@@ -260,6 +263,8 @@ struct State {
     subscribers: Vec<Sender<RingEvent>>,
     /// Every packet with a timestamp after this is still in the ring (or pinned).
     complete_after: i64,
+    /// When capturing started (the initial `complete_after`).
+    started_at: i64,
     newest_ts: Option<i64>,
 }
 
@@ -296,6 +301,7 @@ impl Ring {
                 },
                 subscribers: Vec::new(),
                 complete_after: started_at,
+                started_at,
                 newest_ts: None,
             }),
             max_age_ns: i64::try_from(config.max_age.as_nanos()).unwrap_or(i64::MAX),
@@ -461,6 +467,7 @@ impl Ring {
     fn span_locked(&self, st: &State) -> RingSpan {
         RingSpan {
             reaches_back_to: st.complete_after.saturating_add(1),
+            evicted: st.complete_after > st.started_at,
             newest_ts: st.newest_ts,
             blocks: st.blocks.len(),
             allocated_bytes: self.pool.allocated.load(Ordering::Relaxed)

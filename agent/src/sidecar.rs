@@ -96,7 +96,9 @@ pub struct Sidecar {
     pub file: String,
     /// Every trigger recorded in this capture, in firing order.
     pub triggers: Vec<TriggerRecord>,
-    /// Matches that fired no capture and were not recorded (cooldown, line cap).
+    /// Matches that fired no capture and were not recorded (cooldown, line cap):
+    /// those merged into this window, plus those of its first trigger suppressed
+    /// (cooldown, no window open) since that trigger's previous capture.
     pub suppressed_matches: u64,
     /// Asked vs covered.
     pub window: WindowReport,

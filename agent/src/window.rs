@@ -3,11 +3,13 @@
 //! When a trigger opens a window, the window subscribes to the ring (taking
 //! references to the blocks it needs, then to every block sealed later) and a
 //! thread merges the interfaces' records by timestamp as the ring's watermark
-//! rises, writing packets in [start, end] to a body file. When the watermark
-//! passes `end` the window closes: header blocks (with the trigger comments,
-//! only known now) and body are assembled under a temporary name, made 0600,
-//! synced and renamed; then the sidecar is written the same way. The sidecar
-//! appears last, so its presence means the capture is complete.
+//! rises, writing packets in [start, end] straight into the capture file under
+//! a temporary name (0600), asking the kernel to start writeback as it goes.
+//! When the watermark passes `end` the window closes: the section header,
+//! written with reserved room at open, is rewritten in place with every
+//! trigger line (only known now), the file is synced and renamed; then the
+//! sidecar is written the same way. The sidecar appears last, so its presence
+//! means the capture is complete.
 //!
 //! A trigger that fires while the window is open extends `end` (the
 //! [`Recorder`](crate::recorder::Recorder) decides); the shared
@@ -16,7 +18,7 @@
 use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver};
@@ -24,11 +26,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::capture::InterfaceInfo;
 use crate::capture_file::pcapng;
-use crate::ring::{Block, Ring, RingEvent, WATERMARK_END};
+use crate::ring::{Block, Ring, RingEvent, RingSpan, WATERMARK_END};
 use crate::sidecar::{self, InterfaceReport, Sidecar, TriggerRecord, WindowReport};
 
-/// Buffer of the body writer.
+/// Buffer of the file writer.
 const WRITE_BUFFER: usize = 1 << 20;
+/// Start kernel writeback every this many bytes, so the final sync is short.
+const WRITEBACK_STEP: u64 = 16 << 20;
 
 /// State of an open window shared between the recorder and the writer thread.
 #[derive(Debug)]
@@ -122,7 +126,7 @@ pub fn open(
     std::thread::Builder::new()
         .name(format!("window-{}", plan.incident))
         .spawn(move || {
-            let mut w = Writer::new(plan, shared, span.reaches_back_to);
+            let mut w = Writer::new(plan, shared, span);
             let outcome = w
                 .run(rx)
                 .and_then(|()| w.finish(&ring, &counters_at_open, ring_at_open));
@@ -156,9 +160,12 @@ struct Writer {
     plan: WindowPlan,
     shared: Arc<WindowShared>,
     reaches_back_to: i64,
+    evicted: bool,
     queues: Vec<Queue>,
-    body: Option<BufWriter<File>>,
-    body_path: PathBuf,
+    file: Option<BufWriter<File>>,
+    tmp_path: PathBuf,
+    written: u64,
+    synced: u64,
     packets: u64,
     bytes: u64,
     wire_bytes: u64,
@@ -167,20 +174,23 @@ struct Writer {
 }
 
 impl Writer {
-    fn new(plan: WindowPlan, shared: Arc<WindowShared>, reaches_back_to: i64) -> Writer {
+    fn new(plan: WindowPlan, shared: Arc<WindowShared>, span: RingSpan) -> Writer {
         let n = plan.interfaces.len();
-        let body_path = plan.dir.join(format!(".{}.body.tmp", plan.incident));
+        let tmp_path = tmp_path(&plan.dir.join(format!("{}.pcapng", plan.incident)));
         Writer {
             plan,
             shared,
-            reaches_back_to,
+            reaches_back_to: span.reaches_back_to,
+            evicted: span.evicted,
             queues: (0..n)
                 .map(|_| Queue {
                     blocks: VecDeque::new(),
                 })
                 .collect(),
-            body: None,
-            body_path,
+            file: None,
+            tmp_path,
+            written: 0,
+            synced: 0,
             packets: 0,
             bytes: 0,
             wire_bytes: 0,
@@ -194,16 +204,21 @@ impl Writer {
     }
 
     fn cleanup(&mut self) {
-        self.body = None;
-        let _ = fs::remove_file(&self.body_path);
-        let _ = fs::remove_file(tmp_path(&self.final_path()));
+        self.file = None;
+        let _ = fs::remove_file(&self.tmp_path);
     }
 
     fn run(&mut self, rx: Receiver<RingEvent>) -> io::Result<()> {
-        self.body = Some(BufWriter::with_capacity(
-            WRITE_BUFFER,
-            create_private(&self.body_path)?,
-        ));
+        let mut file = BufWriter::with_capacity(WRITE_BUFFER, create_private(&self.tmp_path)?);
+        let descs: Vec<_> = self
+            .plan
+            .interfaces
+            .iter()
+            .map(|i| i.desc.clone())
+            .collect();
+        file.write_all(&pcapng::section_header(&[]))?;
+        file.write_all(&pcapng::interface_blocks(&descs))?;
+        self.file = Some(file);
         let (start, _) = self.window();
         for ev in rx {
             match ev {
@@ -250,7 +265,7 @@ impl Writer {
     /// Write every record with ts <= `limit`, merged across interfaces by time;
     /// records outside [start, end] are skipped.
     fn emit_until(&mut self, start: i64, end: i64, limit: i64) -> io::Result<()> {
-        let Some(body) = self.body.as_mut() else {
+        let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
         loop {
@@ -276,7 +291,8 @@ impl Writer {
                 continue;
             };
             if ts >= start && ts <= end {
-                pcapng::write_packet(body, i as u32, rec.ts, rec.orig_len, rec.data)?;
+                self.written +=
+                    pcapng::write_packet(file, i as u32, rec.ts, rec.orig_len, rec.data)? as u64;
                 self.packets += 1;
                 self.bytes += rec.data.len() as u64;
                 self.wire_bytes += u64::from(rec.orig_len);
@@ -285,6 +301,10 @@ impl Writer {
             *off = next;
             if block.record_at(next).is_none() {
                 q.blocks.pop_front(); // the block's buffer may go back to the pool now
+            }
+            if self.written >= self.synced + WRITEBACK_STEP {
+                start_writeback(file.get_ref(), self.synced, self.written - self.synced);
+                self.synced = self.written;
             }
         }
         Ok(())
@@ -296,10 +316,10 @@ impl Writer {
         counters_at_open: &[[u64; 2]],
         ring_at_open: [u64; 2],
     ) -> io::Result<CaptureOutcome> {
-        let Some(body) = self.body.take() else {
-            return Err(io::Error::other("window body was never opened"));
+        let Some(file) = self.file.take() else {
+            return Err(io::Error::other("capture file was never opened"));
         };
-        body.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        let out = file.into_inner().map_err(|e| e.into_error())?;
         self.queues.clear();
         let (triggers, suppressed, start, end, asked_start) = {
             let st = self.shared.lock();
@@ -325,11 +345,22 @@ impl Writer {
             ));
         }
         if covered_start > start {
+            let at = triggers.first().map_or(covered_start, |t| t.at_ns);
+            let what = if self.evicted {
+                "the ring reached back only to"
+            } else {
+                "tripcap started capturing at"
+            };
+            let fix = if self.evicted {
+                "raise memory_limit (or max_age) or narrow the filter"
+            } else {
+                "nothing before that was recorded"
+            };
             shortfall.push(format!(
-                "the ring reached back only to {} ({:.3} s of the {:.3} s asked before the trigger): raise memory_limit or lower the packet rate",
+                "{what} {} ({:.3} s before the trigger; the window asked for {:.3} s): {fix}",
                 sidecar::rfc3339(covered_start),
-                seconds(first_at(&triggers).saturating_sub(covered_start)),
-                seconds(first_at(&triggers).saturating_sub(start)),
+                seconds(at.saturating_sub(covered_start)),
+                seconds(at.saturating_sub(start)),
             ));
         }
         if covered_end < end {
@@ -414,23 +445,11 @@ impl Writer {
         };
 
         let comments = comments(&self.plan.host, &report);
-        let descs: Vec<_> = self
-            .plan
-            .interfaces
-            .iter()
-            .map(|i| i.desc.clone())
-            .collect();
+        out.write_all_at(&pcapng::section_header(&comments), 0)?;
+        out.sync_all()?;
+        drop(out);
         let final_path = self.final_path();
-        let tmp = tmp_path(&final_path);
-        {
-            let mut out = create_private(&tmp)?;
-            out.write_all(&pcapng::header_blocks(&comments, &descs))?;
-            let mut body = File::open(&self.body_path)?;
-            io::copy(&mut body, &mut out)?;
-            out.sync_all()?;
-        }
-        fs::rename(&tmp, &final_path)?;
-        let _ = fs::remove_file(&self.body_path);
+        fs::rename(&self.tmp_path, &final_path)?;
 
         let sidecar_path = self.plan.dir.join(format!("{}.json", self.plan.incident));
         let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
@@ -442,12 +461,6 @@ impl Writer {
             report: Box::new(report),
         })
     }
-}
-
-fn first_at(triggers: &[TriggerRecord]) -> i64 {
-    triggers
-        .first()
-        .map_or(0, |t| t.onset_ns.unwrap_or(t.at_ns))
 }
 
 fn seconds(ns: i64) -> f64 {
@@ -516,6 +529,20 @@ pub fn write_private_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Ask the kernel to start writing `len` bytes at `offset` to disk, without waiting.
+fn start_writeback(file: &File, offset: u64, len: u64) {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: plain syscall on a valid descriptor; failure only loses the hint.
+    unsafe {
+        libc::sync_file_range(
+            file.as_raw_fd(),
+            offset as libc::off64_t,
+            len as libc::off64_t,
+            libc::SYNC_FILE_RANGE_WRITE,
+        );
+    }
 }
 
 fn sync_dir(dir: &Path) {

@@ -8,17 +8,32 @@
 //! summary or versioned JSON (`--json`).
 //!
 //! [`run`] writes to any `io::Write` so tests call it with a `Vec<u8>`; the binary only
-//! parses flags and maps [`Error`] to an exit code.
+//! parses flags and maps [`Error`] to an exit code. When a sidecar (`<stem>.json`) sits
+//! beside the file, its trigger, drops and RDMA counters join the report ([`findings`]).
+//! `--svg OUT` draws the capture ([`svg`]); [`write_capture_report`] writes the summary
+//! JSON and the picture beside a capture, as the agent does for every window.
+//!
+//! Modules: [`track`] (the per-QP state machine, shared with the live packet triggers),
+//! [`connections`] (the analysis loop and the report), [`whole`] (timeline, sizes, pauses),
+//! [`findings`] (sidecar context, findings, the summary text), [`svg`], [`packets`].
+//! The JSON schema is documented in `docs/analyze-schema.md`.
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
-use std::path::PathBuf;
+use std::io::{self, BufReader, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 
 use crate::capture_file::reader::{self, Reader};
 
 pub mod connections;
+pub mod findings;
 pub mod packets;
+pub mod svg;
+pub mod track;
+pub mod whole;
+
+/// Files larger than this get a progress bar (when stderr is a terminal).
+pub const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 /// Flags of `tripcap analyze`.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
@@ -28,9 +43,13 @@ pub struct AnalyzeArgs {
     /// Print one tab-separated row per RoCE/InfiniBand packet (tshark's number formats).
     #[arg(long)]
     pub packets: bool,
-    /// Print the per-connection analysis as JSON (schema version 1).
+    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 2, see
+    /// docs/analyze-schema.md).
     #[arg(long, conflicts_with = "packets")]
     pub json: bool,
+    /// Also draw the capture as an SVG picture into this file.
+    #[arg(long, value_name = "OUT", conflicts_with = "packets")]
+    pub svg: Option<PathBuf>,
 }
 
 /// Analysis failed.
@@ -52,6 +71,12 @@ pub enum ErrorKind {
     },
     /// Writing the output failed (e.g. a closed pipe).
     Write(io::Error),
+    /// The sidecar beside the capture is unreadable.
+    Sidecar(String),
+    /// A report file could not be written.
+    Output { path: PathBuf, source: io::Error },
+    /// The picture could not be drawn.
+    Svg(String),
 }
 
 impl Error {
@@ -69,6 +94,11 @@ impl fmt::Display for Error {
             }
             ErrorKind::Read { path, source } => write!(f, "{}: {source}", path.display()),
             ErrorKind::Write(e) => write!(f, "cannot write the analysis: {e}"),
+            ErrorKind::Sidecar(m) => write!(f, "{m} (move it away to analyse without it)"),
+            ErrorKind::Output { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+            ErrorKind::Svg(m) => write!(f, "cannot draw the picture: {m}"),
         }
     }
 }
@@ -79,6 +109,8 @@ impl std::error::Error for Error {
             ErrorKind::Open { source, .. } => Some(source),
             ErrorKind::Read { source, .. } => Some(source),
             ErrorKind::Write(e) => Some(e),
+            ErrorKind::Output { source, .. } => Some(source),
+            ErrorKind::Sidecar(_) | ErrorKind::Svg(_) => None,
         }
     }
 }
@@ -91,30 +123,94 @@ impl From<io::Error> for Error {
     }
 }
 
-/// Runs `tripcap analyze` and writes its report to `out`.
-pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), Error> {
-    let path = &args.file;
+fn open(path: &Path) -> Result<Reader<BufReader<File>>, Error> {
     let file = File::open(path).map_err(|source| Error {
         kind: ErrorKind::Open {
-            path: path.clone(),
+            path: path.to_owned(),
             source,
         },
     })?;
-    let read_err = |source| Error {
+    Reader::new(BufReader::with_capacity(1 << 16, file)).map_err(|source| Error {
         kind: ErrorKind::Read {
-            path: path.clone(),
+            path: path.to_owned(),
             source,
         },
+    })
+}
+
+/// Analyses a capture file (with a progress bar on a terminal for large files) and
+/// attaches `context` (or the sidecar beside the file when `context` is `None`).
+pub fn analyze_file(
+    path: &Path,
+    context: Option<findings::CaptureContext>,
+) -> Result<connections::Report, Error> {
+    let mut reader = open(path)?;
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let bar = (size >= PROGRESS_MIN_BYTES && io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(size);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:40}] {bytes}/{total_bytes} ({eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.set_message("analysing");
+        bar
+    });
+    let mut progress = |offset: u64| {
+        if let Some(b) = &bar {
+            b.set_position(offset);
+        }
     };
-    let mut reader = Reader::new(BufReader::with_capacity(1 << 16, file)).map_err(read_err)?;
+    let mut report = connections::analyze(&mut reader, &mut progress).map_err(|source| Error {
+        kind: ErrorKind::Read {
+            path: path.to_owned(),
+            source,
+        },
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let context = match context {
+        Some(c) => Some(c),
+        None => findings::load_context(path).map_err(|m| Error {
+            kind: ErrorKind::Sidecar(m),
+        })?,
+    };
+    if context.is_some() {
+        report.set_context(context);
+    }
+    Ok(report)
+}
+
+/// Runs `tripcap analyze` and writes its report to `out`.
+pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), Error> {
     let mut out = BufWriter::new(out);
     if args.packets {
+        let path = &args.file;
+        let mut reader = open(path)?;
         packets::write(&mut reader, &mut out).map_err(|e| match e {
-            packets::Failure::Read(source) => read_err(source),
+            packets::Failure::Read(source) => Error {
+                kind: ErrorKind::Read {
+                    path: path.clone(),
+                    source,
+                },
+            },
             packets::Failure::Write(e) => Error::from(e),
         })?;
     } else {
-        let report = connections::analyze(&mut reader).map_err(read_err)?;
+        let report = analyze_file(&args.file, None)?;
+        if let Some(svg_path) = &args.svg {
+            let text = svg::render(&report).map_err(|m| Error {
+                kind: ErrorKind::Svg(m),
+            })?;
+            std::fs::write(svg_path, text).map_err(|source| Error {
+                kind: ErrorKind::Output {
+                    path: svg_path.clone(),
+                    source,
+                },
+            })?;
+        }
         if args.json {
             report.write_json(&mut out)?;
         } else {
@@ -123,6 +219,63 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), Error> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The files [`write_capture_report`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportFiles {
+    /// `<stem>.summary.json`: the `--json` report.
+    pub summary: PathBuf,
+    /// `<stem>.svg`: the picture.
+    pub svg: PathBuf,
+}
+
+/// Writes `<stem>.summary.json` and `<stem>.svg` beside a capture, using the sidecar
+/// `<stem>.json` beside it if there is one. Each file is written under a temporary name,
+/// made 0600, synced and renamed.
+pub fn write_capture_report(pcapng: &Path) -> Result<ReportFiles, Error> {
+    write_report_files(pcapng, None)
+}
+
+/// [`write_capture_report`] with a sidecar that is not on disk yet (the window writer
+/// calls this before it renames the sidecar into place).
+pub fn write_capture_report_with(
+    pcapng: &Path,
+    sidecar: &crate::sidecar::Sidecar,
+) -> Result<ReportFiles, Error> {
+    let ctx = findings::context_from_sidecar(sidecar).map_err(|m| Error {
+        kind: ErrorKind::Sidecar(m),
+    })?;
+    write_report_files(pcapng, Some(ctx))
+}
+
+fn write_report_files(
+    pcapng: &Path,
+    ctx: Option<findings::CaptureContext>,
+) -> Result<ReportFiles, Error> {
+    let report = analyze_file(pcapng, ctx)?;
+    let stem = pcapng
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "capture".to_owned());
+    let files = ReportFiles {
+        summary: pcapng.with_file_name(format!("{stem}.summary.json")),
+        svg: pcapng.with_file_name(format!("{stem}.svg")),
+    };
+    let mut json = Vec::new();
+    report.write_json(&mut json)?;
+    let svg = svg::render(&report).map_err(|m| Error {
+        kind: ErrorKind::Svg(m),
+    })?;
+    for (path, bytes) in [(&files.summary, json), (&files.svg, svg.into_bytes())] {
+        crate::window::write_private_atomically(path, &bytes).map_err(|source| Error {
+            kind: ErrorKind::Output {
+                path: path.clone(),
+                source,
+            },
+        })?;
+    }
+    Ok(files)
 }
 
 /// Formats nanoseconds since the epoch as tshark's `frame.time_epoch` (9 decimals).

@@ -9,20 +9,20 @@
 //! watermark is raised to the last packet and then to the end, which closes
 //! every open window.
 
+use std::fs::File;
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pcap::{Capture, Offline, Precision};
-
-use super::{CaptureError, IfaceCounters, InterfaceInfo, TsPrecision};
+use super::{CaptureError, IfaceCounters, InterfaceInfo, TsPrecision, FULL_SNAPLEN};
 use crate::capture_file::pcapng::InterfaceDesc;
+use crate::capture_file::reader::{Interface, Reader, TsResol};
 use crate::ring::{BlockWriter, Ring, WATERMARK_END};
 
-extern "C" {
-    fn pcap_snapshot(p: *mut libc::c_void) -> libc::c_int;
-}
+/// Read buffer per replayed file.
+const READ_BUFFER: usize = 1 << 20;
 
 /// How fast to replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,27 +45,39 @@ impl std::str::FromStr for Speed {
     }
 }
 
+/// One file being replayed. Its interfaces occupy ring indexes
+/// `first_iface .. first_iface + n_ifaces`.
 struct Source {
     path: PathBuf,
-    cap: Capture<Offline>,
-    /// The next packet: (ts, orig_len), data in `buf`.
-    next: Option<(i64, u32)>,
+    reader: Reader<BufReader<File>>,
+    first_iface: u16,
+    n_ifaces: u16,
+    /// The next packet, copied out of the reader: (ring iface, ts, orig_len), data in `buf`.
+    next: Option<(u16, i64, u32)>,
+    /// Interface id (in the file) of `next`, kept until the interface count is known.
+    next_id: u32,
     buf: Vec<u8>,
-    ts_scale: i64,
 }
 
 impl Source {
-    /// Read the next packet into `buf`. A read error ends this file (warned).
+    fn ring_iface(&self, interface_id: u32) -> u16 {
+        self.first_iface + (interface_id.min(u32::from(self.n_ifaces.saturating_sub(1))) as u16)
+    }
+
+    /// Read the next packet into `buf`. A read error ends this file (reported).
     fn advance(&mut self) -> Result<(), String> {
-        match self.cap.next_packet() {
-            Ok(p) => {
-                let ts = super::timeval_ns(&p.header.ts, self.ts_scale);
+        let first = self.first_iface;
+        let last = self.n_ifaces.saturating_sub(1);
+        match self.reader.next_packet() {
+            Ok(Some(p)) => {
+                let iface = first + (p.interface_id.min(u32::from(last)) as u16);
                 self.buf.clear();
                 self.buf.extend_from_slice(p.data);
-                self.next = Some((ts, p.header.len));
+                self.next = Some((iface, p.ts_ns, p.orig_len));
+                self.next_id = p.interface_id;
                 Ok(())
             }
-            Err(pcap::Error::NoMorePackets) => {
+            Ok(None) => {
                 self.next = None;
                 Ok(())
             }
@@ -97,7 +109,8 @@ pub struct ReplayReport {
 }
 
 impl Replay {
-    /// Open every file (pcap or pcapng) and read its first packet.
+    /// Open every file (pcap or pcapng) and read its first packet. Each
+    /// interface of each file becomes one ring interface.
     pub fn open(paths: &[PathBuf]) -> Result<Replay, CaptureError> {
         let mut sources = Vec::new();
         let mut infos = Vec::new();
@@ -106,40 +119,57 @@ impl Replay {
                 path: path.display().to_string(),
                 message,
             };
-            if path.to_str().is_none() {
-                return Err(err(
-                    "the path is not valid UTF-8, which libpcap cannot open: rename the file"
-                        .into(),
-                ));
-            }
-            if let Err(e) = std::fs::metadata(path) {
-                return Err(err(e.to_string()));
-            }
-            let cap = Capture::from_file_with_precision(path, Precision::Nano)
+            let file = File::open(path).map_err(|e| err(e.to_string()))?;
+            let reader = Reader::new(BufReader::with_capacity(READ_BUFFER, file))
                 .map_err(|e| err(e.to_string()))?;
-            let linktype = cap.get_datalink().0;
-            // SAFETY: the handle is live for the duration of the call.
-            let snaplen = u32::try_from(unsafe { pcap_snapshot(cap.as_ptr().cast()) })
-                .unwrap_or(super::FULL_SNAPLEN);
+            let first_iface =
+                u16::try_from(infos.len()).map_err(|_| err("too many interfaces".into()))?;
             let mut src = Source {
                 path: path.clone(),
-                cap,
+                reader,
+                first_iface,
+                n_ifaces: 0,
                 next: None,
+                next_id: 0,
                 buf: Vec::with_capacity(2048),
-                ts_scale: 1,
             };
+            // Reading the first packet also reads the interface blocks before it.
             src.advance().map_err(err)?;
-            infos.push(InterfaceInfo {
-                desc: InterfaceDesc {
-                    name: format!("replay:{}", file_name(path)),
-                    description: format!("replay of {}", path.display()),
-                    linktype: u16::try_from(linktype).unwrap_or(1),
-                    snaplen,
-                    filter: String::new(),
-                },
-                precision: TsPrecision::Nano,
-                counters: Arc::new(IfaceCounters::default()),
-            });
+            let file_ifaces: Vec<Interface> = src.reader.interfaces().to_vec();
+            let n = file_ifaces.len().max(1);
+            src.n_ifaces = u16::try_from(n).map_err(|_| err("too many interfaces".into()))?;
+            if let Some((_, ts, len)) = src.next {
+                // Map the first packet now that the interface count is known.
+                src.next = Some((src.ring_iface(src.next_id), ts, len));
+            }
+            for i in 0..n {
+                let iface = file_ifaces.get(i);
+                let name = match iface.and_then(|f| f.name.clone()) {
+                    Some(n) if file_ifaces.len() > 1 => format!("replay:{}:{n}", file_name(path)),
+                    _ => format!("replay:{}", file_name(path)),
+                };
+                let precision = match iface.map(|f| f.ts_resol) {
+                    Some(TsResol::Decimal(n)) if n < 9 => TsPrecision::Micro,
+                    _ => TsPrecision::Nano,
+                };
+                infos.push(InterfaceInfo {
+                    desc: InterfaceDesc {
+                        name,
+                        description: format!("replay of {}", path.display()),
+                        linktype: iface.map_or(1, |f| u16::try_from(f.link_type).unwrap_or(1)),
+                        snaplen: iface.map_or(FULL_SNAPLEN, |f| {
+                            if f.snaplen == 0 {
+                                FULL_SNAPLEN
+                            } else {
+                                f.snaplen
+                            }
+                        }),
+                        filter: String::new(),
+                    },
+                    precision,
+                    counters: Arc::new(IfaceCounters::default()),
+                });
+            }
             sources.push(src);
         }
         Ok(Replay { sources, infos })
@@ -154,7 +184,7 @@ impl Replay {
     pub fn first_ts(&self) -> Option<i64> {
         self.sources
             .iter()
-            .filter_map(|s| s.next.map(|n| n.0))
+            .filter_map(|s| s.next.map(|n| n.1))
             .min()
     }
 
@@ -171,7 +201,7 @@ impl Replay {
     ) -> ReplayReport {
         triggers_at.sort_unstable();
         let mut pending = triggers_at.into_iter().peekable();
-        let mut writers: Vec<Option<BlockWriter>> = (0..self.sources.len()).map(|_| None).collect();
+        let mut writers: Vec<Option<BlockWriter>> = (0..self.infos.len()).map(|_| None).collect();
         let mut report = ReplayReport::default();
         let wall_start = Instant::now();
         let mut last_flush = Instant::now();
@@ -181,12 +211,12 @@ impl Replay {
                 break;
             }
             // The source with the earliest next packet.
-            let Some((i, ts, orig_len)) = self
+            let Some((i, (iface, ts, orig_len))) = self
                 .sources
                 .iter()
                 .enumerate()
-                .filter_map(|(i, s)| s.next.map(|(ts, len)| (i, ts, len)))
-                .min_by_key(|&(_, ts, _)| ts)
+                .filter_map(|(i, s)| s.next.map(|n| (i, n)))
+                .min_by_key(|&(_, (_, ts, _))| ts)
             else {
                 break;
             };
@@ -213,10 +243,18 @@ impl Replay {
                 }
             }
             let src = &mut self.sources[i];
-            if !push(ring, &mut writers, i, ts, orig_len, &src.buf, stop) {
+            if !push(
+                ring,
+                &mut writers,
+                usize::from(iface),
+                ts,
+                orig_len,
+                &src.buf,
+                stop,
+            ) {
                 break;
             }
-            let counters = &self.infos[i].counters;
+            let counters = &self.infos[usize::from(iface)].counters;
             counters.packets.fetch_add(1, Ordering::Relaxed);
             counters
                 .bytes

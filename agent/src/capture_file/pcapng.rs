@@ -58,25 +58,85 @@ fn finish_block(out: &mut Vec<u8>, block_type: u32, body: &[u8]) {
     out.extend_from_slice(&total.to_le_bytes());
 }
 
-/// The section header and interface blocks, as bytes. `comments` become
-/// `opt_comment` options of the section header (one per trigger line).
-pub fn header_blocks(comments: &[String], interfaces: &[InterfaceDesc]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut body = Vec::new();
+/// Bytes reserved for the section header block. The header is written when a
+/// window opens and rewritten in place when it closes, once every trigger
+/// line is known; unused space is a custom padding option that readers skip.
+pub const SHB_RESERVED: usize = 32 * 1024;
+
+/// Longest single comment kept in the section header (the sidecar has all).
+const MAX_COMMENT: usize = 4096;
+
+/// Custom option "binary, not copied" (pcapng §3.5.1), used as padding.
+const OPT_CUSTOM_PADDING: u16 = 2989;
+/// IANA's documentation PEN (RFC 5612), for the padding option.
+const PADDING_PEN: u32 = 32473;
+
+/// A section header block of exactly [`SHB_RESERVED`] bytes. `comments`
+/// become `opt_comment` options (each cut to 4 KiB at a char boundary); those
+/// that do not fit are replaced by one comment saying how many were left out.
+pub fn section_header(comments: &[String]) -> Vec<u8> {
+    let mut fixed = Vec::new();
+    put_option(&mut fixed, SHB_HARDWARE, std::env::consts::ARCH.as_bytes());
+    put_option(&mut fixed, SHB_OS, std::env::consts::OS.as_bytes());
+    let appl = format!("tripcap {}", env!("CARGO_PKG_VERSION"));
+    put_option(&mut fixed, SHB_USERAPPL, appl.as_bytes());
+    // type, length, magic, version, section length, end of options, trailing length.
+    let overhead = 4 + 4 + 4 + 4 + 8 + 4 + 4;
+    let budget = SHB_RESERVED - overhead - fixed.len();
+    let mut opts = Vec::new();
+    for (i, c) in comments.iter().enumerate() {
+        let text = cut(c, MAX_COMMENT);
+        // Keep room for a "left out" note (and the padding option).
+        let note = format!(
+            "(+{} more trigger lines: see the JSON sidecar)",
+            comments.len() - i
+        );
+        if opts.len() + option_len(text.as_bytes()) + option_len(note.as_bytes()) + 8 > budget {
+            put_option(&mut opts, OPT_COMMENT, note.as_bytes());
+            break;
+        }
+        put_option(&mut opts, OPT_COMMENT, text.as_bytes());
+    }
+    let room = budget - opts.len();
+    opts.extend_from_slice(&fixed);
+    match room {
+        0 => {}
+        4 => put_option(&mut opts, OPT_COMMENT, &[]),
+        n => {
+            let mut pad = vec![0u8; n - 4];
+            pad[..4].copy_from_slice(&PADDING_PEN.to_le_bytes());
+            put_option(&mut opts, OPT_CUSTOM_PADDING, &pad);
+        }
+    }
+    put_option(&mut opts, OPT_END, &[]);
+    let mut body = Vec::with_capacity(SHB_RESERVED);
     body.extend_from_slice(&BYTE_ORDER_MAGIC.to_le_bytes());
     body.extend_from_slice(&1u16.to_le_bytes()); // major
     body.extend_from_slice(&0u16.to_le_bytes()); // minor
     body.extend_from_slice(&(-1i64).to_le_bytes()); // section length unknown
-    for c in comments {
-        put_option(&mut body, OPT_COMMENT, c.as_bytes());
-    }
-    put_option(&mut body, SHB_HARDWARE, std::env::consts::ARCH.as_bytes());
-    put_option(&mut body, SHB_OS, std::env::consts::OS.as_bytes());
-    let appl = format!("tripcap {}", env!("CARGO_PKG_VERSION"));
-    put_option(&mut body, SHB_USERAPPL, appl.as_bytes());
-    put_option(&mut body, OPT_END, &[]);
+    body.extend_from_slice(&opts);
+    let mut out = Vec::with_capacity(SHB_RESERVED);
     finish_block(&mut out, SHB, &body);
+    debug_assert_eq!(out.len(), SHB_RESERVED);
+    out
+}
 
+/// `text` cut to at most `max` bytes at a char boundary.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// One interface description block per interface, in order (interface id = index).
+pub fn interface_blocks(interfaces: &[InterfaceDesc]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut body = Vec::new();
     for iface in interfaces {
         body.clear();
         body.extend_from_slice(&iface.linktype.to_le_bytes());
@@ -97,7 +157,6 @@ pub fn header_blocks(comments: &[String], interfaces: &[InterfaceDesc]) -> Vec<u
         put_option(&mut body, OPT_END, &[]);
         finish_block(&mut out, IDB, &body);
     }
-    debug_assert!(comments.iter().all(|c| option_len(c.as_bytes()) > 0));
     out
 }
 
@@ -127,4 +186,50 @@ pub fn write_packet<W: Write>(
     tail[pad..pad + 4].copy_from_slice(&total.to_le_bytes());
     out.write_all(&tail[..pad + 4])?;
     Ok(total as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comments_of(shb: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = 24;
+        while at + 4 <= shb.len() - 4 {
+            let code = u16::from_le_bytes([shb[at], shb[at + 1]]);
+            let len = usize::from(u16::from_le_bytes([shb[at + 2], shb[at + 3]]));
+            if code == OPT_END {
+                break;
+            }
+            if code == OPT_COMMENT {
+                out.push(String::from_utf8_lossy(&shb[at + 4..at + 4 + len]).into_owned());
+            }
+            at += 4 + len + pad4(len);
+        }
+        out
+    }
+
+    #[test]
+    fn section_header_is_always_the_reserved_size() {
+        for n in [0usize, 1, 3, 10, 100] {
+            for len in [0usize, 1, 2, 3, 4, 5, 300, 5000] {
+                let comments: Vec<String> =
+                    (0..n).map(|i| format!("{i}:{}", "é".repeat(len))).collect();
+                let shb = section_header(&comments);
+                assert_eq!(shb.len(), SHB_RESERVED, "n={n} len={len}");
+                assert_eq!(
+                    u32::from_le_bytes([shb[4], shb[5], shb[6], shb[7]]) as usize,
+                    SHB_RESERVED
+                );
+                let got = comments_of(&shb);
+                assert!(!got.is_empty() || n == 0);
+                if got.len() < n {
+                    assert!(
+                        got.last().is_some_and(|c| c.contains("more trigger lines")),
+                        "{got:?}"
+                    );
+                }
+            }
+        }
+    }
 }

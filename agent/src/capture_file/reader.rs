@@ -198,10 +198,19 @@ pub struct Reader<R> {
     format: Format,
     endian: Endian,
     interfaces: Vec<Interface>,
-    buf: Vec<u8>,
+    /// Bytes read ahead from `inner`: `chunk[pos..end]` is unread.
+    chunk: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// The bytes of the last [`Reader::fill`], within `chunk`.
+    win: std::ops::Range<usize>,
     /// Offset of the next unread byte.
     offset: u64,
 }
+
+/// Bytes read from the source at a time: records are handed out as slices of this
+/// read-ahead buffer, so reading a packet copies nothing.
+const CHUNK: usize = 1 << 20;
 
 impl<R: Read> Reader<R> {
     /// Reads the file header (pcap) or first Section Header Block (pcapng).
@@ -223,7 +232,10 @@ impl<R: Read> Reader<R> {
             format: Format::Pcapng,
             endian: Endian::Little,
             interfaces: Vec::new(),
-            buf: Vec::new(),
+            chunk: Vec::new(),
+            pos: 0,
+            end: 0,
+            win: 0..0,
             offset: 4,
         };
         let le = u32::from_le_bytes(magic);
@@ -270,12 +282,14 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    fn io_err(&self, e: io::Error) -> Error {
-        Error::new(ErrorKind::Io(e), self.offset)
+    /// The bytes of the last [`Reader::fill`].
+    #[inline]
+    fn buf(&self) -> &[u8] {
+        &self.chunk[self.win.clone()]
     }
 
-    /// Reads exactly `n` bytes into `self.buf[..n]`; `Ok(false)` on EOF before the first
-    /// byte if `eof_ok`.
+    /// Consumes exactly `n` bytes, then available as `self.buf()[..n]`; `Ok(false)` on EOF
+    /// before the first byte if `eof_ok`.
     fn fill(
         &mut self,
         n: usize,
@@ -283,10 +297,31 @@ impl<R: Read> Reader<R> {
         start: u64,
         eof_ok: bool,
     ) -> Result<bool, Error> {
-        if self.buf.len() < n {
-            self.buf.resize(n, 0);
+        if self.end - self.pos < n {
+            self.chunk.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+            if self.chunk.len() < n.max(CHUNK) {
+                self.chunk.resize(n.max(CHUNK), 0);
+            }
+            while self.end < n {
+                // One read at a time: never wait for more than the record needs.
+                let got = loop {
+                    match self.inner.read(&mut self.chunk[self.end..]) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        r => break r,
+                    }
+                }
+                .map_err(|e| Error::new(ErrorKind::Io(e), self.offset))?;
+                if got == 0 {
+                    break;
+                }
+                self.end += got;
+            }
         }
-        let got = read_full(&mut self.inner, &mut self.buf[..n]).map_err(|e| self.io_err(e))?;
+        let got = (self.end - self.pos).min(n);
+        self.win = self.pos..self.pos + got;
+        self.pos += got;
         self.offset += got as u64;
         if got == n {
             Ok(true)
@@ -308,8 +343,8 @@ impl<R: Read> Reader<R> {
         // version (2+2), thiszone (4), sigfigs (4), snaplen (4), linktype (4)
         self.fill(20, "pcap file header", 0, false)?;
         let e = self.endian;
-        let snaplen = e.u32(&self.buf[12..16]);
-        let link_type = e.u32(&self.buf[16..20]) & 0x0fff_ffff;
+        let snaplen = e.u32(&self.buf()[12..16]);
+        let link_type = e.u32(&self.buf()[16..20]) & 0x0fff_ffff;
         self.interfaces.push(Interface {
             link_type: link_type & 0xffff,
             snaplen,
@@ -326,10 +361,10 @@ impl<R: Read> Reader<R> {
             return Ok(None);
         }
         let e = self.endian;
-        let secs = e.u32(&self.buf[0..4]);
-        let frac = e.u32(&self.buf[4..8]);
-        let incl_len = e.u32(&self.buf[8..12]);
-        let orig_len = e.u32(&self.buf[12..16]);
+        let secs = e.u32(&self.buf()[0..4]);
+        let frac = e.u32(&self.buf()[4..8]);
+        let incl_len = e.u32(&self.buf()[8..12]);
+        let orig_len = e.u32(&self.buf()[12..16]);
         if incl_len > MAX_RECORD_LEN {
             return Err(Error::new(
                 ErrorKind::Invalid(format!(
@@ -350,7 +385,7 @@ impl<R: Read> Reader<R> {
             link_type: self.interfaces.first().map_or(0, |i| i.link_type),
             ts_ns: i64::from(secs) * 1_000_000_000 + frac_ns,
             orig_len,
-            data: &self.buf[..n],
+            data: &self.buf()[..n],
         }))
     }
 
@@ -358,7 +393,7 @@ impl<R: Read> Reader<R> {
     fn read_shb_rest(&mut self, start: u64) -> Result<(), Error> {
         // total length (4) + byte-order magic (4)
         self.fill(8, "section header block", start, false)?;
-        let bom = [self.buf[4], self.buf[5], self.buf[6], self.buf[7]];
+        let bom = [self.buf()[4], self.buf()[5], self.buf()[6], self.buf()[7]];
         self.endian = if u32::from_le_bytes(bom) == BYTE_ORDER_MAGIC {
             Endian::Little
         } else if u32::from_be_bytes(bom) == BYTE_ORDER_MAGIC {
@@ -369,7 +404,7 @@ impl<R: Read> Reader<R> {
                 start,
             ));
         };
-        let total = self.endian.u32(&self.buf[0..4]);
+        let total = self.endian.u32(&self.buf()[0..4]);
         check_block_len(total, 28, start)?;
         // The rest: version, section length, options, trailing length.
         self.fill(total as usize - 12, "section header block", start, false)?;
@@ -383,20 +418,20 @@ impl<R: Read> Reader<R> {
             if !self.fill(4, "block header", start, true)? {
                 return Ok(None);
             }
-            let raw_type = [self.buf[0], self.buf[1], self.buf[2], self.buf[3]];
+            let raw_type = [self.buf()[0], self.buf()[1], self.buf()[2], self.buf()[3]];
             if u32::from_le_bytes(raw_type) == PCAPNG_SHB {
                 self.read_shb_rest(start)?;
                 continue;
             }
             let block_type = self.endian.u32(&raw_type);
             self.fill(4, "block header", start, false)?;
-            let total = self.endian.u32(&self.buf[0..4]);
+            let total = self.endian.u32(&self.buf()[0..4]);
             check_block_len(total, 12, start)?;
             let body_len = total as usize - 12;
             // body + trailing length
             self.fill(body_len + 4, "block", start, false)?;
             let e = self.endian;
-            let trailer = e.u32(&self.buf[body_len..body_len + 4]);
+            let trailer = e.u32(&self.buf()[body_len..body_len + 4]);
             if trailer != total {
                 return Err(Error::new(
                     ErrorKind::Invalid(format!(
@@ -413,7 +448,7 @@ impl<R: Read> Reader<R> {
                     if body_len < 20 {
                         return Err(invalid("packet block shorter than its header", start));
                     }
-                    let b = &self.buf[..body_len];
+                    let b = &self.buf()[..body_len];
                     let if_id = if block_type == 6 {
                         e.u32(&b[0..4])
                     } else {
@@ -441,7 +476,7 @@ impl<R: Read> Reader<R> {
                         link_type,
                         ts_ns,
                         orig_len,
-                        data: &self.buf[20..20 + caplen],
+                        data: &self.buf()[20..20 + caplen],
                     }));
                 }
                 3 => {
@@ -455,7 +490,7 @@ impl<R: Read> Reader<R> {
                     let Some(iface) = self.interfaces.first() else {
                         return Err(invalid("simple packet block before any interface", start));
                     };
-                    let orig_len = e.u32(&self.buf[0..4]);
+                    let orig_len = e.u32(&self.buf()[0..4]);
                     let mut caplen = (orig_len as usize).min(body_len - 4);
                     if iface.snaplen != 0 {
                         caplen = caplen.min(iface.snaplen as usize);
@@ -466,7 +501,7 @@ impl<R: Read> Reader<R> {
                         link_type,
                         ts_ns: 0,
                         orig_len,
-                        data: &self.buf[4..4 + caplen],
+                        data: &self.buf()[4..4 + caplen],
                     }));
                 }
                 _ => continue,
@@ -479,7 +514,7 @@ impl<R: Read> Reader<R> {
             return Err(invalid("interface description block too short", start));
         }
         let e = self.endian;
-        let b = &self.buf[..body_len];
+        let b = &self.buf()[..body_len];
         let mut iface = Interface {
             link_type: u32::from(e.u16(&b[0..2])),
             snaplen: e.u32(&b[4..8]),

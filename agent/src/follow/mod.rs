@@ -39,6 +39,14 @@
 //! rest skipped and counted in `lines_cut`). A poll reads at most 1 MiB per file and 8 MiB in all
 //! before handing lines over. When the channel is full the follower waits: lines are delayed,
 //! never dropped. On shutdown, partial lines still held are discarded.
+//!
+//! **Known limits** (inherent to tailing by path, as in Vector and Fluent Bit):
+//! - a file closed after 30 s idle that is rotated and written within one poll interval loses the
+//!   lines written after the last poll (its inode was not pinned by an open descriptor);
+//! - a truncation and regrowth past the offset between two of the poller's own syscalls (a few
+//!   µs) cannot be told from an append;
+//! - a file followed from its end whose last line has no newline yet yields that line's tail;
+//! - `line_no` counts lines read by the follower, not lines in the file.
 
 mod decide;
 mod identity;

@@ -1,0 +1,596 @@
+//! What a capture says, in words: the sidecar's context (trigger time, drops, RDMA counter
+//! deltas), the list of findings with times relative to the trigger, and the readable
+//! summary of `tripcap analyze`.
+//!
+//! The sidecar (`<stem>.json` beside the capture, see [`crate::sidecar`]) is read through
+//! a lenient view of only the fields used here, every one optional: a sidecar from an older
+//! or newer tripcap, or one without `rdma_counters`, still gives what it has.
+//!
+//! Times: with a trigger, findings are placed at `T±s` from the first trigger's `at_ns`
+//! (and the onset, when the line gave one, is shown); without one, at `+s` from the first
+//! packet. Findings without a time (drops, counters, an incomplete window) come first.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::connections::{Report, STALL_MIN_NS};
+use crate::counters::CounterSnapshot;
+
+/// What finding times are relative to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reference {
+    /// `trigger` or `capture_start`.
+    pub kind: &'static str,
+    /// Trigger name (empty for `capture_start`).
+    pub name: String,
+    /// The instant, ns since the epoch.
+    pub at_ns: i64,
+    /// When the failure began, if the trigger said (ns since the epoch).
+    pub onset_ns: Option<i64>,
+}
+
+impl Reference {
+    /// The first packet as reference.
+    pub fn capture_start(first_ns: i64) -> Reference {
+        Reference {
+            kind: "capture_start",
+            name: String::new(),
+            at_ns: first_ns,
+            onset_ns: None,
+        }
+    }
+}
+
+/// RDMA counters the agent read at trigger time and at the end of the post-window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RdmaCounters {
+    /// At the trigger.
+    pub at_trigger: Option<CounterSnapshot>,
+    /// At the end of the window.
+    pub at_end: Option<CounterSnapshot>,
+    /// `at_end - at_trigger`.
+    pub delta: Option<CounterSnapshot>,
+}
+
+/// What the sidecar says about how the capture was taken.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CaptureContext {
+    /// The first trigger.
+    pub reference: Option<Reference>,
+    /// Triggers recorded.
+    pub triggers: usize,
+    /// Whether every packet of the asked window is in the file.
+    pub complete: Option<bool>,
+    /// Why not.
+    pub shortfall: Vec<String>,
+    /// Kernel drops over all interfaces while the window was open.
+    pub kernel_drops: u64,
+    /// NIC/driver drops.
+    pub if_drops: u64,
+    /// Ring blocks evicted while the window was open.
+    pub ring_evictions: u64,
+    /// Packets dropped because every ring buffer was pinned.
+    pub ring_full_drops: u64,
+    /// RDMA counters, when the agent read them.
+    pub rdma_counters: Option<RdmaCounters>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct SidecarView {
+    triggers: Vec<TriggerView>,
+    window: Option<WindowView>,
+    interfaces: Vec<InterfaceView>,
+    ring_evictions: u64,
+    ring_full_drops: u64,
+    rdma_counters: Option<RdmaCounters>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TriggerView {
+    name: String,
+    at_ns: i64,
+    onset_ns: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WindowView {
+    complete: Option<bool>,
+    shortfall: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct InterfaceView {
+    kernel_drops: u64,
+    if_drops: u64,
+}
+
+/// `<stem>.json` beside `capture`.
+pub fn sidecar_path(capture: &Path) -> PathBuf {
+    let stem = capture
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    capture.with_file_name(format!("{stem}.json"))
+}
+
+/// The context from a sidecar document (any JSON value; missing fields are empty).
+pub fn context_from_json(v: serde_json::Value) -> Result<CaptureContext, serde_json::Error> {
+    let s: SidecarView = serde_json::from_value(v)?;
+    Ok(CaptureContext {
+        reference: s.triggers.first().map(|t| Reference {
+            kind: "trigger",
+            name: t.name.clone(),
+            at_ns: t.at_ns,
+            onset_ns: t.onset_ns,
+        }),
+        triggers: s.triggers.len(),
+        complete: s.window.as_ref().and_then(|w| w.complete),
+        shortfall: s.window.map(|w| w.shortfall).unwrap_or_default(),
+        kernel_drops: s.interfaces.iter().map(|i| i.kernel_drops).sum(),
+        if_drops: s.interfaces.iter().map(|i| i.if_drops).sum(),
+        ring_evictions: s.ring_evictions,
+        ring_full_drops: s.ring_full_drops,
+        rdma_counters: s.rdma_counters,
+    })
+}
+
+/// The context of a sidecar the agent holds in memory (not yet on disk).
+pub fn context_from_sidecar(s: &crate::sidecar::Sidecar) -> Result<CaptureContext, String> {
+    let v = serde_json::to_value(s).map_err(|e| e.to_string())?;
+    context_from_json(v).map_err(|e| e.to_string())
+}
+
+/// Reads the sidecar beside `capture`: `Ok(None)` when there is none.
+pub fn load_context(capture: &Path) -> Result<Option<CaptureContext>, String> {
+    let path = sidecar_path(capture);
+    let text = match std::fs::read(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read the sidecar {}: {e}", path.display())),
+    };
+    let v: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| format!("the sidecar {} is not JSON: {e}", path.display()))?;
+    context_from_json(v).map(Some).map_err(|e| {
+        format!(
+            "the sidecar {} is not a tripcap sidecar: {e}",
+            path.display()
+        )
+    })
+}
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Traffic stopped or was lost.
+    Error,
+    /// Traffic was slowed or retried.
+    Warning,
+    /// Worth knowing.
+    Info,
+}
+
+/// One thing worth a look.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// When, ns since the epoch (`null`: the whole capture).
+    pub at_ns: Option<i64>,
+    /// Seconds relative to the report's `reference`.
+    pub rel_s: Option<f64>,
+    /// How much it matters.
+    pub severity: Severity,
+    /// Machine-readable kind: `stall`, `go_back_n`, `nak_seq`, `nak_rnr`, `nak_other`,
+    /// `psn_gap`, `duplicate`, `unanswered`, `cnp`, `ecn_ce`, `pfc`, `pause`,
+    /// `arp_in_silence`, `drops`, `incomplete`, `rdma_counters`.
+    pub kind: &'static str,
+    /// The connection, as `src > dst 0xQP`.
+    pub conn: Option<String>,
+    /// The finding in words.
+    pub text: String,
+}
+
+/// Every finding of a report, untimed first, then in time order.
+pub fn findings(r: &Report) -> Vec<Finding> {
+    let reference = r
+        .reference
+        .clone()
+        .unwrap_or_else(|| Reference::capture_start(r.first_ns));
+    let rel = |ts: i64| (ts - reference.at_ns) as f64 / 1e9;
+    let mut out = Vec::new();
+    let mut add = |at: Option<i64>, severity, kind, conn: Option<String>, text: String| {
+        out.push(Finding {
+            at_ns: at,
+            rel_s: at.map(rel),
+            severity,
+            kind,
+            conn,
+            text,
+        })
+    };
+    if let Some(c) = &r.capture {
+        if c.complete == Some(false) {
+            add(
+                None,
+                Severity::Warning,
+                "incomplete",
+                None,
+                format!(
+                    "the capture does not cover the asked window: {}",
+                    c.shortfall.join("; ")
+                ),
+            );
+        }
+        if c.kernel_drops + c.if_drops + c.ring_evictions + c.ring_full_drops > 0 {
+            add(
+                None,
+                Severity::Warning,
+                "drops",
+                None,
+                format!(
+                    "packets missing from the capture itself: {} kernel drops, {} NIC drops, {} ring blocks evicted, {} ring-full drops",
+                    c.kernel_drops, c.if_drops, c.ring_evictions, c.ring_full_drops
+                ),
+            );
+        }
+        if let Some(d) = c.rdma_counters.as_ref().and_then(|r| r.delta.as_ref()) {
+            let nz: Vec<String> = d.non_zero().map(|(n, v)| format!("{n} +{v}")).collect();
+            if !nz.is_empty() {
+                add(
+                    None,
+                    Severity::Info,
+                    "rdma_counters",
+                    None,
+                    format!("RDMA counters from trigger to end: {}", nz.join(", ")),
+                );
+            }
+        }
+    }
+    for c in &r.connections {
+        let label = Some(c.label());
+        for s in c
+            .silences
+            .iter()
+            .filter(|s| s.outstanding && (s.end_ns - s.start_ns) >= STALL_MIN_NS)
+        {
+            let text = if s.open {
+                format!("stalled with requests outstanding: silent {:.1} ms until the end of the capture", s.ms)
+            } else {
+                format!("stalled {:.1} ms with requests outstanding", s.ms)
+            };
+            add(
+                Some(s.start_ns),
+                Severity::Error,
+                "stall",
+                label.clone(),
+                text,
+            );
+        }
+        if let Some(e) = c.regression_episodes.first() {
+            add(
+                Some(e.at_ns),
+                Severity::Warning,
+                "go_back_n",
+                label.clone(),
+                format!(
+                    "go-back-N: PSN {} back to {} ({} episodes in all)",
+                    e.from_psn, e.to_psn, c.psn_regressions
+                ),
+            );
+        }
+        let f = &c.firsts;
+        let mut first = |at: Option<i64>, n: u64, sev, kind, what: &str| {
+            if let (Some(at), true) = (at, n > 0) {
+                add(
+                    Some(at),
+                    sev,
+                    kind,
+                    label.clone(),
+                    format!("{n} {what} (first here)"),
+                );
+            }
+        };
+        first(
+            f.nak_seq,
+            c.naks_seq,
+            Severity::Warning,
+            "nak_seq",
+            "NAK PSN sequence error",
+        );
+        first(
+            f.nak_rnr,
+            c.naks_rnr,
+            Severity::Warning,
+            "nak_rnr",
+            "RNR NAK",
+        );
+        first(
+            f.nak_other,
+            c.naks_other,
+            Severity::Error,
+            "nak_other",
+            "NAK (invalid request / access / operational error)",
+        );
+        first(
+            f.gap,
+            c.psn_gaps,
+            Severity::Warning,
+            "psn_gap",
+            "PSN gaps (packets missing at the capture point)",
+        );
+        first(
+            f.duplicate,
+            c.duplicates,
+            Severity::Warning,
+            "duplicate",
+            "re-sent requests (timeout or RNR retry)",
+        );
+        first(
+            f.cnp,
+            c.cnps,
+            Severity::Info,
+            "cnp",
+            "CNPs (congestion notifications)",
+        );
+        first(
+            f.ecn_ce,
+            c.ecn_ce,
+            Severity::Info,
+            "ecn_ce",
+            "ECN-CE marked packets",
+        );
+        if c.ackreq_unanswered > 0 {
+            add(
+                c.oldest_unanswered_ns,
+                Severity::Error,
+                "unanswered",
+                label.clone(),
+                format!(
+                    "{} of {} AckReq requests never answered (oldest here)",
+                    c.ackreq_unanswered, c.ackreq
+                ),
+            );
+        }
+    }
+    for (prio, p) in r.pauses.pfc.iter().enumerate() {
+        if p.xoff > 0 {
+            add(
+                p.first_xoff_ns,
+                Severity::Warning,
+                "pfc",
+                None,
+                format!(
+                    "PFC priority {prio}: {} XOFF, {} XON frames, {} pause quanta",
+                    p.xoff, p.xon, p.quanta
+                ),
+            );
+        }
+    }
+    let p = &r.pauses.pause_8023x;
+    if p.xoff > 0 {
+        add(
+            p.first_xoff_ns,
+            Severity::Warning,
+            "pause",
+            None,
+            format!(
+                "802.3x PAUSE: {} XOFF, {} XON frames, {} quanta",
+                p.xoff, p.xon, p.quanta
+            ),
+        );
+    }
+    for &t in &r.arp.in_silence_at_ns {
+        add(
+            Some(t),
+            Severity::Info,
+            "arp_in_silence",
+            None,
+            "ARP while a queue pair was silent (neighbour resolution during a pause?)".to_owned(),
+        );
+    }
+    out.sort_by(|a, b| {
+        a.at_ns
+            .is_some()
+            .cmp(&b.at_ns.is_some())
+            .then(a.at_ns.cmp(&b.at_ns))
+            .then(a.severity.cmp(&b.severity))
+    });
+    out
+}
+
+/// `T+1.234567 s` (trigger) or `+1.234567 s` (capture start).
+fn stamp(r: &Report, f: &Finding) -> String {
+    let is_trigger = r.reference.as_ref().is_some_and(|x| x.kind == "trigger");
+    match f.rel_s {
+        Some(s) if is_trigger => format!("T{s:+.6} s"),
+        Some(s) => format!("{s:+.6} s"),
+        None => "capture".to_owned(),
+    }
+}
+
+/// The readable summary.
+pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let f = &r.frames;
+    writeln!(
+        out,
+        "{} frames: {} RoCE v2, {} RoCE v1, {} native IB, {} PFC, {} PAUSE, {} ARP, {} other, {} malformed",
+        f.total(),
+        f.roce_v2,
+        f.roce_v1,
+        f.native_ib,
+        f.pfc,
+        f.pause,
+        f.arp,
+        f.other,
+        f.malformed
+    )?;
+    if f.truncated_ib_headers > 0 {
+        writeln!(
+            out,
+            "{} RoCE packets have extended headers cut by the snaplen",
+            f.truncated_ib_headers
+        )?;
+    }
+    writeln!(
+        out,
+        "time: {} .. {} ({:.3} s)",
+        super::format_epoch(r.first_ns),
+        super::format_epoch(r.last_ns),
+        (r.last_ns - r.first_ns) as f64 / 1e9
+    )?;
+    match &r.reference {
+        Some(x) if x.kind == "trigger" => {
+            write!(
+                out,
+                "trigger `{}` at {} (T); times below are relative to it",
+                x.name,
+                super::format_epoch(x.at_ns)
+            )?;
+            match x.onset_ns {
+                Some(o) => writeln!(out, "; onset at T{:+.6} s", (o - x.at_ns) as f64 / 1e9)?,
+                None => writeln!(out)?,
+            }
+        }
+        _ => writeln!(
+            out,
+            "no trigger (no sidecar): times below are relative to the first packet"
+        )?,
+    }
+    let t = &r.timeline;
+    let mean = if r.last_ns > r.first_ns {
+        t.bytes.iter().sum::<u64>() as f64 * 8.0 / (r.last_ns - r.first_ns) as f64
+    } else {
+        0.0
+    };
+    writeln!(
+        out,
+        "throughput: peak {:.3} Gbit/s in {} ms bins, mean {:.3} Gbit/s",
+        t.peak_gbps(),
+        t.bin_ms,
+        mean
+    )?;
+    let s = &r.sizes;
+    match (s.implied_mtu, s.mtu_basis) {
+        (Some(m), Some("segments")) => writeln!(
+            out,
+            "sizes: largest frame {} B; path MTU {m} (from multi-packet messages)",
+            s.max_frame
+        )?,
+        (Some(m), _) => writeln!(
+            out,
+            "sizes: largest frame {} B; path MTU at least {m} (no multi-packet message seen)",
+            s.max_frame
+        )?,
+        _ => writeln!(out, "sizes: largest frame {} B", s.max_frame)?,
+    }
+    if let Some(c) = &r.capture {
+        writeln!(
+            out,
+            "capture: {} trigger(s), {}; kernel drops {}, NIC drops {}, ring evictions {}, ring-full drops {}",
+            c.triggers,
+            match c.complete {
+                Some(true) => "window complete",
+                Some(false) => "window INCOMPLETE",
+                None => "window coverage unknown",
+            },
+            c.kernel_drops,
+            c.if_drops,
+            c.ring_evictions,
+            c.ring_full_drops
+        )?;
+        match c.rdma_counters.as_ref().and_then(|x| x.delta.as_ref()) {
+            Some(d) => {
+                let nz: Vec<String> = d.non_zero().map(|(n, v)| format!("{n} +{v}")).collect();
+                if nz.is_empty() {
+                    writeln!(out, "RDMA counters: no change from trigger to end")?;
+                } else {
+                    writeln!(out, "RDMA counters (trigger to end): {}", nz.join(", "))?;
+                }
+            }
+            None => writeln!(out, "RDMA counters: not recorded")?,
+        }
+    }
+    if r.pfc_pause_frames > 0 {
+        writeln!(
+            out,
+            "{} PFC/PAUSE frames paused traffic",
+            r.pfc_pause_frames
+        )?;
+    }
+    if r.arp.packets > 0 {
+        writeln!(
+            out,
+            "ARP: {} packets, {} inside a QP silence ({} inside a stall)",
+            r.arp.packets, r.arp.in_silence, r.arp.in_stall
+        )?;
+    }
+    writeln!(out, "{} findings:", r.findings.len())?;
+    for f in &r.findings {
+        writeln!(
+            out,
+            "  {:<16} {:<7} {}{}",
+            stamp(r, f),
+            match f.severity {
+                super::findings::Severity::Error => "ERROR",
+                super::findings::Severity::Warning => "warn",
+                super::findings::Severity::Info => "info",
+            },
+            f.conn
+                .as_ref()
+                .map(|c| format!("{c}: "))
+                .unwrap_or_default(),
+            f.text
+        )?;
+    }
+    writeln!(
+        out,
+        "{} connections (src > dst QP), worst first:",
+        r.connections.len()
+    )?;
+    for c in &r.connections {
+        let mut problems = Vec::new();
+        let mut add = |n: u64, what: &str| {
+            if n > 0 {
+                problems.push(format!("{n} {what}"));
+            }
+        };
+        add(c.stalls, "stalls");
+        add(c.psn_gaps, "PSN gaps");
+        add(c.psn_regressions, "go-back-N");
+        add(c.duplicates, "duplicates");
+        add(c.naks_seq, "NAK seq");
+        add(c.naks_rnr, "RNR NAK");
+        add(c.naks_other, "other NAK");
+        add(c.ackreq_unanswered, "unanswered AckReq");
+        add(c.cnps, "CNP");
+        add(c.ecn_ce, "ECN-CE");
+        let problems = if problems.is_empty() {
+            "ok".to_owned()
+        } else {
+            problems.join(", ")
+        };
+        writeln!(
+            out,
+            "  {} > {} {}: {} packets, {} bytes, longest silence {:.3} ms at {}; {}",
+            c.src,
+            c.dst,
+            c.dest_qp,
+            c.packets,
+            c.bytes,
+            c.max_silence_ms,
+            if c.max_silence_at.is_empty() {
+                "-"
+            } else {
+                &c.max_silence_at
+            },
+            problems
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! `/metrics`: the agent's counters as OpenMetrics text.
+//!
+//! A `prometheus-client` [`Collector`] reads the atomics the stages keep
+//! (interface counters, ring stats and span, recorder stats, capture counts,
+//! spool and upload stats, follower stats) at scrape time, so there is no
+//! second set of counters to keep in sync. Counters are named without
+//! `_total`; the encoder adds it.
+
+use std::sync::atomic::Ordering;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+
+use super::AgentView;
+
+/// Encode every metric of `view`.
+pub fn encode(view: &AgentView) -> Result<String, std::fmt::Error> {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(AgentCollector(view.clone())));
+    let mut out = String::new();
+    prometheus_client::encoding::text::encode(&mut out, &registry)?;
+    Ok(out)
+}
+
+struct AgentCollector(AgentView);
+
+impl std::fmt::Debug for AgentCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentCollector")
+    }
+}
+
+fn counter(enc: &mut DescriptorEncoder, name: &str, help: &str, v: u64) -> std::fmt::Result {
+    let c = ConstCounter::new(v);
+    let m = enc.encode_descriptor(name, help, None, c.metric_type())?;
+    c.encode(m)
+}
+
+fn gauge(enc: &mut DescriptorEncoder, name: &str, help: &str, v: f64) -> std::fmt::Result {
+    let g = ConstGauge::new(v);
+    let m = enc.encode_descriptor(name, help, None, g.metric_type())?;
+    g.encode(m)
+}
+
+/// A counter family with one label.
+fn labelled(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    label: &str,
+    values: &[(String, u64)],
+) -> std::fmt::Result {
+    let proto = ConstCounter::new(0u64);
+    let mut m = enc.encode_descriptor(name, help, None, proto.metric_type())?;
+    for (l, v) in values {
+        let labels = vec![(label.to_string(), l.clone())];
+        let fam = m.encode_family(&labels)?;
+        ConstCounter::new(*v).encode(fam)?;
+    }
+    Ok(())
+}
+
+impl Collector for AgentCollector {
+    fn encode(&self, mut enc: DescriptorEncoder) -> std::fmt::Result {
+        let v = &self.0;
+        let r = Ordering::Relaxed;
+        let per_if = |f: &dyn Fn(&crate::capture::IfaceCounters) -> u64| -> Vec<(String, u64)> {
+            v.interfaces
+                .iter()
+                .map(|i| (i.desc.name.clone(), f(&i.counters)))
+                .collect()
+        };
+        labelled(
+            &mut enc,
+            "tripcap_packets_captured",
+            "Packets copied into the ring.",
+            "interface",
+            &per_if(&|c| c.packets.load(r)),
+        )?;
+        labelled(
+            &mut enc,
+            "tripcap_bytes_captured",
+            "Captured bytes copied into the ring.",
+            "interface",
+            &per_if(&|c| c.bytes.load(r)),
+        )?;
+        labelled(
+            &mut enc,
+            "tripcap_kernel_drops",
+            "Packets the kernel dropped (socket buffer full).",
+            "interface",
+            &per_if(&|c| c.kernel_drops.load(r)),
+        )?;
+        labelled(
+            &mut enc,
+            "tripcap_interface_drops",
+            "Packets the interface or driver dropped.",
+            "interface",
+            &per_if(&|c| c.if_drops.load(r)),
+        )?;
+
+        let span = v.ring.span();
+        let stats = v.ring.stats();
+        gauge(
+            &mut enc,
+            "tripcap_ring_memory_limit_bytes",
+            "Bytes the ring may hold.",
+            v.ring.memory_limit() as f64,
+        )?;
+        gauge(
+            &mut enc,
+            "tripcap_ring_allocated_bytes",
+            "Bytes of ring buffers allocated.",
+            span.allocated_bytes as f64,
+        )?;
+        gauge(
+            &mut enc,
+            "tripcap_ring_blocks",
+            "Blocks held by the ring.",
+            span.blocks as f64,
+        )?;
+        let span_s = span.newest_ts.map_or(0.0, |n| {
+            n.saturating_sub(span.reaches_back_to).max(0) as f64 / 1e9
+        });
+        gauge(
+            &mut enc,
+            "tripcap_ring_span_seconds",
+            "Seconds of traffic the ring covers.",
+            span_s,
+        )?;
+        counter(
+            &mut enc,
+            "tripcap_ring_evicted_blocks",
+            "Blocks evicted because memory was full.",
+            stats.evicted_blocks.load(r),
+        )?;
+        counter(
+            &mut enc,
+            "tripcap_ring_evicted_packets",
+            "Packets in evicted blocks.",
+            stats.evicted_packets.load(r),
+        )?;
+        counter(
+            &mut enc,
+            "tripcap_ring_aged_blocks",
+            "Blocks dropped for age.",
+            stats.aged_blocks.load(r),
+        )?;
+        counter(
+            &mut enc,
+            "tripcap_ring_full_drops",
+            "Packets dropped because every buffer was held by captures being written.",
+            stats.ring_full_drops.load(r),
+        )?;
+
+        let rec = v.recorder.stats();
+        counter(
+            &mut enc,
+            "tripcap_triggers_fired",
+            "Trigger firings that opened or extended a capture.",
+            rec.opened.load(r) + rec.merged.load(r),
+        )?;
+        counter(
+            &mut enc,
+            "tripcap_triggers_suppressed",
+            "Trigger firings suppressed (cooldown or line cap).",
+            rec.suppressed.load(r),
+        )?;
+        counter(
+            &mut enc,
+            "tripcap_captures_opened",
+            "Captures opened.",
+            rec.opened.load(r),
+        )?;
+        gauge(
+            &mut enc,
+            "tripcap_open_windows",
+            "Captures being written.",
+            v.recorder.open_windows() as f64,
+        )?;
+        counter(
+            &mut enc,
+            "tripcap_captures_written",
+            "Captures written (pcapng and sidecar).",
+            v.captures.written.load(r),
+        )?;
+        counter(
+            &mut enc,
+            "tripcap_captures_failed",
+            "Captures that could not be written.",
+            v.captures.failed.load(r),
+        )?;
+
+        if let Some(d) = &v.deliver {
+            counter(
+                &mut enc,
+                "tripcap_uploads_ok",
+                "Captures uploaded completely.",
+                d.uploads_ok.load(r),
+            )?;
+            counter(
+                &mut enc,
+                "tripcap_uploads_failed",
+                "Upload attempts that failed.",
+                d.uploads_failed.load(r),
+            )?;
+            counter(
+                &mut enc,
+                "tripcap_uploads_parked",
+                "Captures the endpoint refused (parked).",
+                d.parked.load(r),
+            )?;
+            gauge(
+                &mut enc,
+                "tripcap_uploads_pending",
+                "Captures waiting to be uploaded.",
+                d.pending.load(r) as f64,
+            )?;
+            counter(
+                &mut enc,
+                "tripcap_upload_bytes",
+                "Bytes of files the endpoint acknowledged.",
+                d.bytes_sent.load(r),
+            )?;
+            gauge(
+                &mut enc,
+                "tripcap_spool_bytes",
+                "Bytes of captures in the spool.",
+                d.spool_bytes.load(r) as f64,
+            )?;
+            gauge(
+                &mut enc,
+                "tripcap_spool_units",
+                "Captures in the spool.",
+                d.units.load(r) as f64,
+            )?;
+            labelled(
+                &mut enc,
+                "tripcap_spool_dropped",
+                "Captures deleted because the spool was over max_spool.",
+                "state",
+                &[
+                    ("uploaded".to_string(), d.dropped_uploaded.load(r)),
+                    ("pending".to_string(), d.dropped_pending.load(r)),
+                ],
+            )?;
+        }
+        if let Some(f) = &v.follow {
+            gauge(
+                &mut enc,
+                "tripcap_log_files_followed",
+                "Log files followed now.",
+                f.files_followed.load(r) as f64,
+            )?;
+            counter(
+                &mut enc,
+                "tripcap_log_lines_read",
+                "Log lines read.",
+                f.lines_read.load(r),
+            )?;
+        }
+        Ok(())
+    }
+}

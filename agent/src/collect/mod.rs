@@ -1,0 +1,397 @@
+//! `tripcap collect`: the endpoint for users who have none.
+//!
+//! An axum server that accepts both upload forms the agent speaks —
+//! `PUT /upload/{host}/{incident}/{file}` (raw body, `X-Content-SHA256`) and
+//! `POST /upload` (multipart: a `metadata` JSON part, then `file` parts) —
+//! stores them by incident and host ([`store`]), and serves a server-rendered
+//! page of what it holds ([`page`]): `GET /`, and each file under
+//! `GET /files/{incident}/{host}/{file}`.
+//!
+//! Bodies stream to disk as they arrive (no whole-body buffering; the default
+//! body limit is lifted on the upload routes for that reason). Uploads need
+//! `Authorization: Bearer <token>` when a token is configured: missing → 401,
+//! wrong → 403, compared in constant time. Integrity failures are refused with
+//! 422 (digest) or 400 (size, malformed request); the page is read-only and
+//! open to anyone who can reach the listener, so bind it where only the people
+//! who may read captures can.
+
+pub mod page;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+use store::{check_name, is_sha256_hex, Store, StoreError, Stored};
+
+/// Header the agent puts the body's SHA-256 in.
+pub const SHA256_HEADER: &str = "x-content-sha256";
+
+/// Shared state of the collector's handlers.
+#[derive(Debug)]
+pub struct Collector {
+    store: Store,
+    token: Option<String>,
+}
+
+impl Collector {
+    /// A collector storing under `dir`; uploads need `token` when set.
+    pub fn new(dir: PathBuf, token: Option<String>) -> std::io::Result<Arc<Collector>> {
+        Ok(Arc::new(Collector {
+            store: Store::open(dir)?,
+            token,
+        }))
+    }
+
+    /// The storage.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+}
+
+/// The routes.
+pub fn router(state: Arc<Collector>) -> Router {
+    let uploads = Router::new()
+        .route("/upload/{host}/{incident}/{file}", put(put_file))
+        .route("/upload", post(post_unit))
+        .layer(DefaultBodyLimit::disable());
+    Router::new()
+        .route("/", get(page::index))
+        .route("/files/{incident}/{host}/{file}", get(page::file))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .merge(uploads)
+        .with_state(state)
+}
+
+/// Serve on `listener` until `shutdown`.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Arc<Collector>,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}
+
+/// Why the collector could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CollectError {
+    /// The storage directory is unusable.
+    #[error(
+        "collector directory `{dir}`: {source}: choose another with --dir or fix its permissions"
+    )]
+    Dir {
+        /// Directory.
+        dir: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The address cannot be bound.
+    #[error("cannot listen on {addr}: {source}: choose another address with --listen")]
+    Listen {
+        /// Address.
+        addr: SocketAddr,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The server stopped with an error.
+    #[error("collector stopped: {0}")]
+    Serve(std::io::Error),
+}
+
+/// Bind `listen` and serve until `shutdown`; logs `collector listening on http://ADDR`.
+pub async fn run(
+    listen: SocketAddr,
+    dir: PathBuf,
+    token: Option<String>,
+    shutdown: CancellationToken,
+) -> Result<(), CollectError> {
+    let state = Collector::new(dir.clone(), token.clone()).map_err(|source| CollectError::Dir {
+        dir: dir.display().to_string(),
+        source,
+    })?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|source| CollectError::Listen {
+            addr: listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(CollectError::Serve)?;
+    if token.is_none() && !addr.ip().is_loopback() {
+        tracing::warn!(%addr, "no --token-env: anyone who reaches this address can upload");
+    }
+    tracing::info!(dir = %dir.display(), auth = token.is_some(), "collector listening on http://{addr}");
+    serve(listener, state, shutdown)
+        .await
+        .map_err(CollectError::Serve)
+}
+
+/// Compare two byte strings in time independent of where they differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0xff);
+        diff |= x ^ y;
+    }
+    diff == 0
+}
+
+/// Check `Authorization: Bearer <token>`; `None` when allowed.
+pub fn check_bearer(headers: &HeaderMap, token: Option<&str>) -> Option<Response> {
+    let token = token?;
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match given {
+        None => Some(
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "missing `Authorization: Bearer <token>`: set the token in the sender's headers\n",
+            )
+                .into_response(),
+        ),
+        Some(g) if constant_time_eq(g.trim().as_bytes(), token.as_bytes()) => None,
+        Some(_) => Some(
+            (
+                StatusCode::FORBIDDEN,
+                "wrong bearer token: use the token the collector was started with\n",
+            )
+                .into_response(),
+        ),
+    }
+}
+
+fn refuse(e: &StoreError) -> Response {
+    let status = match e {
+        StoreError::BadName { .. } | StoreError::Size { .. } | StoreError::Body { .. } => {
+            StatusCode::BAD_REQUEST
+        }
+        StoreError::Digest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        StoreError::Conflict { .. } => StatusCode::CONFLICT,
+        StoreError::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    if status == StatusCode::INTERNAL_SERVER_ERROR {
+        tracing::error!(error = %e, "upload not stored");
+    } else {
+        tracing::warn!(error = %e, "upload refused");
+    }
+    (status, format!("{e}\n")).into_response()
+}
+
+fn bad(msg: String) -> Response {
+    tracing::warn!(error = %msg, "upload refused");
+    (StatusCode::BAD_REQUEST, format!("{msg}\n")).into_response()
+}
+
+fn stored_response(results: Vec<(String, Stored)>) -> Response {
+    let created = results.iter().any(|(_, s)| *s == Stored::Created);
+    let body = serde_json::json!({
+        "files": results.iter().map(|(f, s)| serde_json::json!({
+            "file": f,
+            "status": if *s == Stored::Created { "created" } else { "existing" },
+        })).collect::<Vec<_>>()
+    });
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    (status, Json(body)).into_response()
+}
+
+async fn put_file(
+    State(st): State<Arc<Collector>>,
+    Path((host, incident, file)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Some(r) = check_bearer(&headers, st.token.as_deref()) {
+        return r;
+    }
+    for (what, name) in [("host", &host), ("incident", &incident), ("file", &file)] {
+        if let Err(e) = check_name(what, name) {
+            return refuse(&e);
+        }
+    }
+    let Some(sha) = headers
+        .get(SHA256_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|s| is_sha256_hex(s))
+    else {
+        return bad(format!(
+            "missing or malformed `X-Content-SHA256` for {file}: send the body's SHA-256 as 64 hex digits"
+        ));
+    };
+    let size = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let stream = body.into_data_stream();
+    match st
+        .store
+        .put(&incident, &host, &file, sha, size, stream)
+        .await
+    {
+        Ok(s) => {
+            tracing::info!(%incident, %host, %file, status = ?s, "file stored");
+            stored_response(vec![(file, s)])
+        }
+        Err(e) => refuse(&e),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Metadata {
+    incident: String,
+    host: String,
+    files: Vec<MetaFile>,
+}
+
+#[derive(Debug, Deserialize)]
+struct MetaFile {
+    name: String,
+    size: u64,
+    sha256: String,
+}
+
+async fn post_unit(
+    State(st): State<Arc<Collector>>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Response {
+    if let Some(r) = check_bearer(&headers, st.token.as_deref()) {
+        return r;
+    }
+    let mut multipart = match multipart {
+        Ok(m) => m,
+        Err(e) => {
+            return bad(format!(
+                "not a multipart upload ({e}): send multipart/form-data"
+            ))
+        }
+    };
+    let mut meta: Option<Metadata> = None;
+    let mut results = Vec::new();
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => return bad(format!("malformed multipart body: {e}")),
+        };
+        match field.name() {
+            Some("metadata") => {
+                let text = match field.text().await {
+                    Ok(t) => t,
+                    Err(e) => return bad(format!("cannot read the metadata part: {e}")),
+                };
+                let m: Metadata = match serde_json::from_str(&text) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        return bad(format!(
+                        "metadata part is not {{incident, host, files:[{{name,size,sha256}}]}}: {e}"
+                    ))
+                    }
+                };
+                for (what, name) in [("host", &m.host), ("incident", &m.incident)] {
+                    if let Err(e) = check_name(what, name) {
+                        return refuse(&e);
+                    }
+                }
+                meta = Some(m);
+            }
+            Some("file") => {
+                let Some(m) = &meta else {
+                    return bad("the `metadata` part must come before the `file` parts".into());
+                };
+                let name = field.file_name().unwrap_or_default().to_string();
+                if let Err(e) = check_name("file", &name) {
+                    return refuse(&e);
+                }
+                let Some(mf) = m.files.iter().find(|f| f.name == name) else {
+                    return bad(format!("file part `{name}` is not listed in the metadata"));
+                };
+                if !is_sha256_hex(&mf.sha256) {
+                    return bad(format!("metadata sha256 of `{name}` is not 64 hex digits"));
+                }
+                let stream = futures_util::stream::unfold(field, |mut f| async move {
+                    match f.chunk().await {
+                        Ok(Some(c)) => Some((Ok(c), f)),
+                        Ok(None) => None,
+                        Err(e) => Some((Err(e), f)),
+                    }
+                })
+                .boxed();
+                match st
+                    .store
+                    .put(
+                        &m.incident,
+                        &m.host,
+                        &name,
+                        &mf.sha256,
+                        Some(mf.size),
+                        stream,
+                    )
+                    .await
+                {
+                    Ok(s) => {
+                        tracing::info!(incident = %m.incident, host = %m.host, file = %name, status = ?s, "file stored");
+                        results.push((name, s));
+                    }
+                    Err(e) => return refuse(&e),
+                }
+            }
+            other => {
+                return bad(format!(
+                    "unexpected part `{}`: send `metadata` then `file` parts",
+                    other.unwrap_or("")
+                ))
+            }
+        }
+    }
+    let Some(m) = meta else {
+        return bad("no `metadata` part: send one with {incident, host, files}".into());
+    };
+    let missing: Vec<&str> = m
+        .files
+        .iter()
+        .filter(|f| !results.iter().any(|(n, _)| n == &f.name))
+        .map(|f| f.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return bad(format!(
+            "metadata lists files that were not sent: {}",
+            missing.join(", ")
+        ));
+    }
+    stored_response(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_is_eq() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+        assert!(!constant_time_eq(b"", b"a"));
+        assert!(constant_time_eq(b"", b""));
+    }
+}

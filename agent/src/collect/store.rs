@@ -1,0 +1,276 @@
+//! The collector's storage: `DIR/<incident>/<host>/<file>`.
+//!
+//! Every name is checked ([`safe_name`]) before it touches a path. A file is
+//! streamed to a private temporary (`.<file>.<n>.tmp`, 0600) while it is hashed,
+//! checked against the SHA-256 (and size) the sender announced, synced, and
+//! renamed into place; a body that fails the check is deleted. A file that is
+//! already stored with the same SHA-256 is not written again, which makes a
+//! retried upload idempotent: it never makes two copies. The same name with a
+//! different digest is a conflict, never an overwrite.
+
+use std::io;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncWriteExt;
+
+/// Why a file was not stored.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A name that cannot be used as a path component.
+    #[error("{what} `{name}` is not a safe name: use letters, digits, `.`, `-`, `_` (not starting with `.`)")]
+    BadName {
+        /// Which name.
+        what: &'static str,
+        /// The name (already checked to be printable).
+        name: String,
+    },
+    /// The body's digest differs from the one announced.
+    #[error("sha256 mismatch for {file}: announced {announced}, received {received}: the file changed or was corrupted in transit; send it again")]
+    Digest {
+        /// File.
+        file: String,
+        /// What the sender said.
+        announced: String,
+        /// What arrived.
+        received: String,
+    },
+    /// The body's size differs from the one announced.
+    #[error("size mismatch for {file}: announced {announced} bytes, received {received}: the upload was cut; send it again")]
+    Size {
+        /// File.
+        file: String,
+        /// What the sender said.
+        announced: u64,
+        /// What arrived.
+        received: u64,
+    },
+    /// The same name is stored with other content.
+    #[error("{file} is already stored with sha256 {stored}: incidents are immutable; use a new incident id")]
+    Conflict {
+        /// File.
+        file: String,
+        /// Digest stored.
+        stored: String,
+    },
+    /// The body could not be read from the client.
+    #[error("upload of {file} was interrupted: {message}")]
+    Body {
+        /// File.
+        file: String,
+        /// What happened.
+        message: String,
+    },
+    /// Disk trouble.
+    #[error("cannot store {file}: {source}: check the collector's directory")]
+    Io {
+        /// File.
+        file: String,
+        /// Cause.
+        source: io::Error,
+    },
+}
+
+/// Whether `name` can be a path component here.
+pub fn safe_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// Check a name, or say why not.
+pub fn check_name(what: &'static str, name: &str) -> Result<(), StoreError> {
+    if safe_name(name) {
+        Ok(())
+    } else {
+        Err(StoreError::BadName {
+            what,
+            name: name.chars().filter(|c| !c.is_control()).take(80).collect(),
+        })
+    }
+}
+
+/// Whether a digest looks like lowercase/uppercase hex SHA-256.
+pub fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// What a successful store did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// Written now.
+    Created,
+    /// Already there with the same digest; nothing written.
+    Existing,
+}
+
+/// The storage root.
+#[derive(Debug)]
+pub struct Store {
+    root: PathBuf,
+    seq: AtomicU64,
+}
+
+impl Store {
+    /// Storage under `root` (created 0700).
+    pub fn open(root: PathBuf) -> io::Result<Store> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&root)?;
+        Ok(Store {
+            root,
+            seq: AtomicU64::new(0),
+        })
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Path of a stored file (names already checked).
+    pub fn path(&self, incident: &str, host: &str, file: &str) -> PathBuf {
+        self.root.join(incident).join(host).join(file)
+    }
+
+    /// If `file` is stored, its digest; a conflict if it differs from `sha256`.
+    pub async fn existing(
+        &self,
+        incident: &str,
+        host: &str,
+        file: &str,
+        sha256: &str,
+    ) -> Result<Option<Stored>, StoreError> {
+        let path = self.path(incident, host, file);
+        let name = file.to_string();
+        let digest = tokio::task::spawn_blocking(move || match std::fs::metadata(&path) {
+            Ok(_) => crate::deliver::upload::sha256_file(&path).map(|(_, h)| Some(h)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        })
+        .await
+        .map_err(|e| StoreError::Io {
+            file: name.clone(),
+            source: io::Error::other(e),
+        })?
+        .map_err(|source| StoreError::Io {
+            file: name.clone(),
+            source,
+        })?;
+        match digest {
+            None => Ok(None),
+            Some(d) if d.eq_ignore_ascii_case(sha256) => Ok(Some(Stored::Existing)),
+            Some(d) => Err(StoreError::Conflict {
+                file: name,
+                stored: d,
+            }),
+        }
+    }
+
+    /// Stream `chunks` into `incident/host/file`, checking size and digest.
+    pub async fn put<S, E>(
+        &self,
+        incident: &str,
+        host: &str,
+        file: &str,
+        sha256: &str,
+        size: Option<u64>,
+        mut chunks: S,
+    ) -> Result<Stored, StoreError>
+    where
+        S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+        E: std::fmt::Display,
+    {
+        use futures_util::StreamExt;
+        if let Some(s) = self.existing(incident, host, file, sha256).await? {
+            return Ok(s);
+        }
+        let io_err = |source| StoreError::Io {
+            file: file.to_string(),
+            source,
+        };
+        let dir = self.root.join(incident).join(host);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(io_err)?;
+        let n = self.seq.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{file}.{}-{n}.tmp", std::process::id()));
+        let result = async {
+            let mut out = tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)
+                .await
+                .map_err(io_err)?;
+            let mut h = Sha256::new();
+            let mut got = 0u64;
+            while let Some(chunk) = chunks.next().await {
+                let chunk = chunk.map_err(|e| StoreError::Body {
+                    file: file.to_string(),
+                    message: e.to_string(),
+                })?;
+                h.update(&chunk);
+                got += chunk.len() as u64;
+                out.write_all(&chunk).await.map_err(io_err)?;
+            }
+            if let Some(s) = size {
+                if s != got {
+                    return Err(StoreError::Size {
+                        file: file.to_string(),
+                        announced: s,
+                        received: got,
+                    });
+                }
+            }
+            let received = hex::encode(h.finalize());
+            if !received.eq_ignore_ascii_case(sha256) {
+                return Err(StoreError::Digest {
+                    file: file.to_string(),
+                    announced: sha256.to_string(),
+                    received,
+                });
+            }
+            out.sync_all().await.map_err(io_err)?;
+            drop(out);
+            tokio::fs::rename(&tmp, dir.join(file))
+                .await
+                .map_err(io_err)?;
+            if let Ok(d) = std::fs::File::open(&dir) {
+                let _ = d.sync_all();
+            }
+            Ok(Stored::Created)
+        }
+        .await;
+        if result.is_err() {
+            let _ = tokio::fs::remove_file(&tmp).await;
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(safe_name("20261130T021427Z-node1-nccl_timeout.pcapng"));
+        assert!(!safe_name(".hidden"));
+        assert!(!safe_name("../etc"));
+        assert!(!safe_name("a/b"));
+        assert!(!safe_name(""));
+        assert!(!safe_name("a b"));
+        assert!(is_sha256_hex(&"ab".repeat(32)));
+        assert!(!is_sha256_hex("xyz"));
+    }
+}

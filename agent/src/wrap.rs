@@ -1,0 +1,457 @@
+//! `tripcap wrap -- CMD ARGS…`: run the training job as a child and watch its
+//! output as a trigger source, without changing anything the job sees or
+//! prints.
+//!
+//! - **Pass-through first.** The child's stdout and stderr are pipes read by
+//!   two threads that write every chunk, as read, to tripcap's own stdout and
+//!   stderr before doing anything else; stdin is inherited. Bytes are never
+//!   decoded, so non-UTF-8 output and a last line without a newline come out
+//!   unchanged.
+//! - **The same matching path as followed logs.** The chunks are split into
+//!   lines (`wrap:stdout` / `wrap:stderr` as the source, cut at
+//!   `logs.max_line_bytes`, a partial last line matched at end of file) and sent
+//!   as [`LogLine`]s into [`daemon::run_with_lines`], i.e. into `match_lines`.
+//!   The hand-over never blocks the job: when matching falls 4096 lines behind,
+//!   further lines are passed through but not matched (counted, warned once).
+//! - **Capture is optional.** The agent starts as `run` would (`-i`,
+//!   `--from-pcap`, config). When it cannot (no interface given, no capture
+//!   permission, a replay that already ended), wrap says once that capture is
+//!   off and keeps going: the job runs unchanged and matching lines are only
+//!   logged. Configuration errors still stop wrap before the job starts.
+//! - **Triggers.** Those of the config and `--pattern`; when none is
+//!   configured, every built-in pack.
+//! - **Signals.** SIGINT, SIGTERM and SIGHUP are forwarded to the child (which
+//!   stays in tripcap's process group, so a terminal's Ctrl-C reaches it from
+//!   the terminal as well). wrap exits with the child's exit code, or 128 + the
+//!   signal number that killed it, like a shell.
+//! - **End.** When the child has exited and its output is drained (at most
+//!   [`DRAIN_AFTER_EXIT`] more, in case a grandchild holds the pipes), the agent
+//!   stops: windows still open are written with what the ring holds, and say
+//!   so in their sidecar (`complete: false`).
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::mpsc::{channel, error::TrySendError, Sender};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::daemon::{self, RunOptions};
+use crate::follow::LogLine;
+use crate::matcher::{Hit, Matcher};
+
+/// Lines waiting to be matched at most; beyond, lines are passed through unmatched.
+pub const LINE_QUEUE: usize = 4096;
+/// How long the agent may take to fail at start before the job is started anyway.
+pub const STARTUP_GRACE: Duration = Duration::from_millis(250);
+/// How long after the child exits its pipes are still read (a grandchild may hold them).
+pub const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+
+/// Why the job could not be started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WrapError {
+    /// The command could not be executed.
+    #[error("cannot run `{command}`: {source}; check the command name and PATH")]
+    Spawn {
+        /// The command.
+        command: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The configuration is wrong.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+}
+
+impl WrapError {
+    /// The exit code a shell would give: 127 not found, 126 not executable, 2 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            WrapError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound => 127,
+            WrapError::Spawn { .. } => 126,
+            WrapError::Config(_) => 2,
+        }
+    }
+}
+
+/// Run `command` under the agent; returns the exit code wrap should exit with.
+pub async fn run(config: Config, opts: RunOptions, command: &[OsString]) -> Result<u8, WrapError> {
+    let Some((program, args)) = command.split_first() else {
+        return Err(WrapError::Spawn {
+            command: String::new(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no command given after `--`",
+            ),
+        });
+    };
+    let shown = command
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
+    // Configuration errors stop us before the job starts.
+    let set = config.trigger_set()?;
+    config.check()?;
+    let max_line = usize::try_from(config.logs.max_line_bytes).unwrap_or(usize::MAX);
+
+    // The agent starts first: if it cannot capture, it says so (once) within
+    // STARTUP_GRACE, and the job's lines are then only logged.
+    let shutdown = CancellationToken::new();
+    let (agent_tx, agent_rx) = channel::<LogLine>(1024);
+    let mut agent = {
+        let shutdown = shutdown.clone();
+        let shown = shown.clone();
+        tokio::spawn(async move {
+            let r = daemon::run_with_lines(config, opts, shutdown, None, Some(agent_rx)).await;
+            match &r {
+                Err(e) => {
+                    tracing::warn!(command = %shown, "capture is off ({e}); the job runs unchanged and matching lines are only logged")
+                }
+                Ok(_) => tracing::debug!("agent stopped"),
+            }
+            r
+        })
+    };
+    let early = tokio::time::timeout(STARTUP_GRACE, &mut agent).await.ok();
+    let agent_tx = if early.is_none() {
+        Some(agent_tx)
+    } else {
+        None
+    };
+
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| WrapError::Spawn {
+            command: shown.clone(),
+            source,
+        })?;
+    let pid = child.id();
+
+    let (line_tx, mut line_rx) = channel::<LogLine>(LINE_QUEUE);
+    let behind = Arc::new(AtomicU64::new(0));
+    let warned = Arc::new(AtomicBool::new(false));
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut pumps = 0;
+    if let Some(out) = child.stdout.take() {
+        spawn_pump(
+            out,
+            std::io::stdout(),
+            "wrap:stdout",
+            Pump {
+                lines: line_tx.clone(),
+                max_line,
+                behind: Arc::clone(&behind),
+                warned: Arc::clone(&warned),
+                done: done_tx.clone(),
+            },
+        );
+        pumps += 1;
+    }
+    if let Some(err) = child.stderr.take() {
+        spawn_pump(
+            err,
+            std::io::stderr(),
+            "wrap:stderr",
+            Pump {
+                lines: line_tx.clone(),
+                max_line,
+                behind: Arc::clone(&behind),
+                warned: Arc::clone(&warned),
+                done: done_tx.clone(),
+            },
+        );
+        pumps += 1;
+    }
+    drop((line_tx, done_tx));
+
+    let dispatcher = tokio::spawn(async move {
+        let mut agent_tx = agent_tx;
+        let mut fallback = Matcher::new(set, None);
+        let mut hits = Vec::new();
+        while let Some(line) = line_rx.recv().await {
+            if let Some(tx) = &agent_tx {
+                match tx.send(line).await {
+                    Ok(()) => continue,
+                    Err(back) => {
+                        agent_tx = None;
+                        log_only(&mut fallback, &back.0, &mut hits);
+                    }
+                }
+            } else {
+                log_only(&mut fallback, &line, &mut hits);
+            }
+        }
+    });
+
+    // Wait for the child, forwarding signals.
+    let status = wait_forwarding(child, pid).await;
+    let drained = async {
+        for _ in 0..pumps {
+            if done_rx.recv().await.is_none() {
+                break;
+            }
+        }
+    };
+    if tokio::time::timeout(DRAIN_AFTER_EXIT, drained)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "the job exited but something still holds its output open; stopped reading it"
+        );
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(5), dispatcher).await;
+    let skipped = behind.load(Ordering::Relaxed);
+    if skipped > 0 {
+        tracing::warn!(
+            lines = skipped,
+            "lines of the job's output were passed through but not matched (matching fell behind)"
+        );
+    }
+    shutdown.cancel();
+    let result = match early {
+        Some(r) => r,
+        None => agent.await,
+    };
+    if let Ok(Ok(summary)) = result {
+        for c in &summary.captures {
+            if let crate::window::CaptureOutcome::Written { pcapng, report, .. } = c {
+                tracing::info!(file = %pcapng.display(), packets = report.packets, complete = report.window.complete, "wrap: capture");
+            }
+        }
+    }
+    Ok(exit_code(status))
+}
+
+fn log_only(matcher: &mut Matcher, line: &LogLine, hits: &mut Vec<Hit>) {
+    if matcher.line(&line.path, &line.bytes, crate::capture::now_ns(), hits) {
+        for h in hits.iter() {
+            let spec = &matcher.specs()[h.trigger];
+            tracing::warn!(trigger = %spec.name, class = %spec.class, source = %line.path.display(), line = line.line_no, "trigger fired, not captured (no packets saved)");
+        }
+    }
+}
+
+/// The shell's view of an exit status: the code, or 128 + the signal.
+pub fn exit_code(status: std::io::Result<std::process::ExitStatus>) -> u8 {
+    match status {
+        Ok(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => u8::try_from(c & 0xff).unwrap_or(1),
+            (None, Some(sig)) => u8::try_from((128 + sig) & 0xff).unwrap_or(1),
+            (None, None) => 1,
+        },
+        Err(e) => {
+            tracing::error!(error = %e, "cannot wait for the job");
+            1
+        }
+    }
+}
+
+async fn wait_forwarding(
+    mut child: std::process::Child,
+    pid: u32,
+) -> std::io::Result<std::process::ExitStatus> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let kinds = [
+        (SignalKind::interrupt(), libc::SIGINT),
+        (SignalKind::terminate(), libc::SIGTERM),
+        (SignalKind::hangup(), libc::SIGHUP),
+    ];
+    let (sig_tx, mut sig_rx) = tokio::sync::mpsc::unbounded_channel::<i32>();
+    let mut listeners = Vec::new();
+    for (kind, num) in kinds {
+        match signal(kind) {
+            Ok(mut s) => {
+                let tx = sig_tx.clone();
+                listeners.push(tokio::spawn(async move {
+                    while s.recv().await.is_some() {
+                        if tx.send(num).is_err() {
+                            break;
+                        }
+                    }
+                }));
+            }
+            Err(e) => {
+                tracing::warn!(signal = num, error = %e, "cannot forward this signal to the job")
+            }
+        }
+    }
+    drop(sig_tx);
+    // The child is waited for on a blocking thread; signals are forwarded meanwhile.
+    let (status_tx, mut status_rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = status_tx.send(child.wait());
+    });
+    let status = loop {
+        tokio::select! {
+            s = &mut status_rx => break s.unwrap_or_else(|_| Err(std::io::Error::other("wait thread ended"))),
+            Some(sig) = sig_rx.recv() => {
+                tracing::info!(signal = sig, "forwarding signal to the job");
+                // SAFETY: kill(2) on our child's pid. The wait thread may have
+                // reaped it a moment ago (then this is a stray signal to a pid
+                // the kernel has just freed; it is reused only after wrapping).
+                unsafe { libc::kill(pid as i32, sig) };
+            }
+        }
+    };
+    for l in listeners {
+        l.abort();
+    }
+    status
+}
+
+struct Pump {
+    lines: Sender<LogLine>,
+    max_line: usize,
+    behind: Arc<AtomicU64>,
+    warned: Arc<AtomicBool>,
+    done: tokio::sync::mpsc::UnboundedSender<()>,
+}
+
+/// Copy `from` to `to` chunk by chunk, then split into lines for matching.
+fn spawn_pump<R, W>(mut from: R, mut to: W, source: &'static str, pump: Pump)
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    std::thread::spawn(move || {
+        let path: Arc<Path> = Arc::from(Path::new(source));
+        let mut splitter = Splitter::new(pump.max_line);
+        let mut buf = vec![0u8; 64 << 10];
+        let mut line_no = 0u64;
+        let mut send = |bytes: Vec<u8>, truncated: bool| {
+            line_no += 1;
+            let line = LogLine {
+                path: Arc::clone(&path),
+                line_no,
+                bytes,
+                read_at: SystemTime::now(),
+                truncated,
+            };
+            match pump.lines.try_send(line) {
+                Ok(()) | Err(TrySendError::Closed(_)) => {}
+                Err(TrySendError::Full(_)) => {
+                    pump.behind.fetch_add(1, Ordering::Relaxed);
+                    if !pump.warned.swap(true, Ordering::Relaxed) {
+                        tracing::warn!("matching fell behind the job's output: lines are passed through but not matched until it catches up");
+                    }
+                }
+            }
+        };
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            // Pass-through first; a closed stdout must not stop the job's reader.
+            let _ = to.write_all(&buf[..n]).and_then(|()| to.flush());
+            splitter.push(&buf[..n], &mut send);
+        }
+        splitter.finish(&mut send);
+        let _ = pump.done.send(());
+    });
+}
+
+/// Splits a byte stream into lines of at most `max` bytes (the rest of a long
+/// line is skipped and the line marked truncated).
+#[derive(Debug)]
+pub struct Splitter {
+    max: usize,
+    partial: Vec<u8>,
+    cut: bool,
+}
+
+impl Splitter {
+    /// A splitter cutting lines at `max` bytes.
+    pub fn new(max: usize) -> Splitter {
+        Splitter {
+            max: max.max(1),
+            partial: Vec::new(),
+            cut: false,
+        }
+    }
+
+    /// Feed bytes; calls `line(bytes, truncated)` for every completed line (no newline).
+    pub fn push(&mut self, mut chunk: &[u8], line: &mut impl FnMut(Vec<u8>, bool)) {
+        while !chunk.is_empty() {
+            let (piece, rest, ends) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (&chunk[..i], &chunk[i + 1..], true),
+                None => (chunk, &chunk[chunk.len()..], false),
+            };
+            let room = self.max.saturating_sub(self.partial.len());
+            if piece.len() > room {
+                self.cut = true;
+            }
+            self.partial
+                .extend_from_slice(&piece[..piece.len().min(room)]);
+            if ends {
+                line(
+                    std::mem::take(&mut self.partial),
+                    std::mem::replace(&mut self.cut, false),
+                );
+            }
+            chunk = rest;
+        }
+    }
+
+    /// End of stream: a partial last line is a line.
+    pub fn finish(&mut self, line: &mut impl FnMut(Vec<u8>, bool)) {
+        if !self.partial.is_empty() || self.cut {
+            line(
+                std::mem::take(&mut self.partial),
+                std::mem::replace(&mut self.cut, false),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(max: usize, chunks: &[&[u8]]) -> Vec<(Vec<u8>, bool)> {
+        let mut s = Splitter::new(max);
+        let mut out = Vec::new();
+        let mut f = |b: Vec<u8>, t: bool| out.push((b, t));
+        for c in chunks {
+            s.push(c, &mut f);
+        }
+        s.finish(&mut f);
+        out
+    }
+
+    #[test]
+    fn lines_across_chunks_partial_last_line_and_cuts() {
+        let got = split(5, &[b"ab", b"c\nde\xff", b"f\n\nlonger than five\nend"]);
+        let want: Vec<(Vec<u8>, bool)> = vec![
+            (b"abc".to_vec(), false),
+            (b"de\xfff".to_vec(), false),
+            (Vec::new(), false),
+            (b"longe".to_vec(), true),
+            (b"end".to_vec(), false),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn exit_codes_follow_the_shell() {
+        use std::process::ExitStatus;
+        assert_eq!(exit_code(Ok(ExitStatus::from_raw(3 << 8))), 3);
+        assert_eq!(exit_code(Ok(ExitStatus::from_raw(libc::SIGTERM))), 128 + 15);
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Benchmark: capture ring → window dump, against `tcpdump -r IN -w OUT`.
+#
+# Generates a 2,000,000-packet snaplen-96 RoCE v2 pcap, then in one run, N times
+# each, alternating: replays it through tripcap's ring and dumps it whole into a
+# pcapng (`tripcap run --from-pcap IN --trigger-at <last packet> --pre 1h`), and
+# copies it with tcpdump. Prints median wall times, rates, their ratio, and
+# tripcap's peak RSS against the ring's memory limit.
+#
+#   scripts/bench-ring.sh [PACKETS] [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PACKETS=${1:-2000000}
+RUNS=${2:-5}
+MEM=256MiB          # the ring: must hold the whole file (2M × (96 + 16) B = 224 MB)
+MEM_BYTES=$((256 * 1024 * 1024))
+cargo build --release -q
+BIN=target/release/tripcap
+W=$(mktemp -d /tmp/tripcap-bench.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+START=1796000000
+$BIN generate -o "$W/in.pcap" --packets "$PACKETS" --snaplen 96 --rate 1000000 --start "$START"
+LAST=$(python3 -c "print(f'{$START + ($PACKETS - 1) / 1e6:.9f}')")
+echo "input: $(du -h "$W/in.pcap" | cut -f1), $PACKETS packets, snaplen 96"
+
+t_ours=(); t_tcpdump=(); rss=()
+for i in $(seq 1 "$RUNS"); do
+  rm -rf "$W/out"; rm -f "$W/tcpdump.pcap"; sync
+  s=$(date +%s.%N)
+  /usr/bin/time -f "%M" -o "$W/rss" $BIN run --from-pcap "$W/in.pcap" --memory-limit $MEM \
+      --trigger-at "$LAST" --pre 1h --post 0s -o "$W/out" >/dev/null 2>"$W/err" || { cat "$W/err"; exit 1; }
+  e=$(date +%s.%N); t_ours+=("$(python3 -c "print($e-$s)")"); rss+=("$(cat "$W/rss")")
+  s=$(date +%s.%N)
+  tcpdump -r "$W/in.pcap" -w "$W/tcpdump.pcap" 2>/dev/null
+  e=$(date +%s.%N); t_tcpdump+=("$(python3 -c "print($e-$s)")")
+done
+n=$(tshark -r "$W"/out/*.pcapng -T fields -e frame.number 2>/dev/null | wc -l)
+python3 - "$PACKETS" "$n" "$MEM_BYTES" "${t_ours[*]}" "${t_tcpdump[*]}" "${rss[*]}" <<'PY'
+import statistics, sys
+packets, written, mem = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+ours = [float(x) for x in sys.argv[4].split()]
+tcpd = [float(x) for x in sys.argv[5].split()]
+rss = [int(x) * 1024 for x in sys.argv[6].split()]
+mo, mt, mr = statistics.median(ours), statistics.median(tcpd), statistics.median(rss)
+print(f"packets in dump (tshark): {written} of {packets}")
+print(f"tripcap ring+dump: median {mo:.3f} s  ({packets/mo/1e6:.2f} Mpps)   runs: {' '.join(f'{x:.3f}' for x in ours)}")
+print(f"tcpdump -r -w:     median {mt:.3f} s  ({packets/mt/1e6:.2f} Mpps)   runs: {' '.join(f'{x:.3f}' for x in tcpd)}")
+print(f"rate ratio tripcap/tcpdump: {mt/mo:.2f}x   (target >= 3x)")
+bound = 1.2 * mem + 30 * 2**20
+print(f"peak RSS: median {mr/2**20:.0f} MiB; bound 1.2 x ring ({mem/2**20:.0f} MiB) + 30 MiB = {bound/2**20:.0f} MiB; ratio {mr/bound:.2f} (target <= 1)")
+PY

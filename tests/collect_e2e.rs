@@ -1,0 +1,365 @@
+//! The collector as users run it (`tripcap collect`), fed by the agent as users
+//! run it (`tripcap run --from-pcap … [upload]`), over HTTP on 127.0.0.1; its
+//! refusals; and its page opened in headless Chromium.
+
+mod common;
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::Duration;
+
+use common::*;
+use sha2::{Digest, Sha256};
+
+const T0: i64 = 1_796_000_000 * 1_000_000_000;
+const MS: i64 = 1_000_000;
+const S: i64 = 1_000_000_000;
+const TOKEN: &str = "collector-test-token-5b1f";
+const TOKEN_ENV: &str = "TRIPCAP_TEST_COLLECT_TOKEN";
+
+struct Collect {
+    child: Child,
+    url: String,
+    dir: PathBuf,
+}
+
+impl Drop for Collect {
+    fn drop(&mut self) {
+        interrupt(&mut self.child);
+    }
+}
+
+fn collector(dir: &Path) -> Collect {
+    let store = dir.join("collected");
+    let mut cmd = tripcap();
+    cmd.args(["collect", "--listen", "127.0.0.1:0", "--dir"])
+        .arg(&store)
+        .args(["--token-env", TOKEN_ENV])
+        .env(TOKEN_ENV, TOKEN);
+    let (child, log) = spawn_ready(&mut cmd, "collector listening on", Duration::from_secs(20));
+    // spawn_ready reports the line before it appends it to the log.
+    let mut text = String::new();
+    wait_until(Duration::from_secs(5), "the address in the log", || {
+        text = log.lock().expect("log").clone();
+        text.contains("http://127.0.0.1:")
+    });
+    let start = text.find("http://127.0.0.1:").expect("address in log");
+    let url: String = text[start..]
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    Collect {
+        child,
+        url,
+        dir: store,
+    }
+}
+
+fn sha(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+#[test]
+fn agent_replay_uploads_to_the_collector_byte_identical() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let c = collector(dir.path());
+    let pcap = dir.path().join("in.pcap");
+    write_generated(
+        &pcap,
+        T0,
+        MS,
+        3000,
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        0x11,
+    );
+    let out = dir.path().join("out");
+    let cfg = dir.path().join("agent.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[upload]\nurl = \"{}/upload/{{host}}/{{incident}}/{{file}}\"\nheaders = {{ Authorization = \"Bearer ${{{TOKEN_ENV}}}\" }}\nmin_backoff = \"50ms\"\n",
+            c.url
+        ),
+    )
+    .expect("config");
+    let t = T0 + S;
+    let o = run(tripcap()
+        .arg("run")
+        .arg("-c")
+        .arg(&cfg)
+        .arg("-o")
+        .arg(&out)
+        .arg("--from-pcap")
+        .arg(&pcap)
+        .args(["--pre", "500ms", "--post", "500ms", "--upload-wait", "30s"])
+        .arg("--trigger-at")
+        .arg(format!("{}.{:09}", t / S, t % S))
+        .env(TOKEN_ENV, TOKEN));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("capture uploaded"), "{stderr}");
+    assert!(
+        !stderr.contains(TOKEN),
+        "the token leaked into the log: {stderr}"
+    );
+
+    let side = read_sidecar(&sidecars(&out)[0]);
+    let local = std::fs::read(out.join(&side.file)).expect("local capture");
+    let remote_path = c.dir.join(&side.incident).join(&side.host).join(&side.file);
+    let remote = std::fs::read(&remote_path).expect("collected capture");
+    assert_eq!(sha(&remote), sha(&local));
+    assert_eq!(remote, local, "pcapng byte-identical at the far end");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&remote_path).expect("meta").permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+    assert_eq!(tshark_rows_any(&remote_path), side.packets as usize);
+
+    let page = rt().block_on(async {
+        reqwest::get(format!("{}/", c.url))
+            .await
+            .expect("page")
+            .text()
+            .await
+            .expect("text")
+    });
+    assert!(page.contains(&side.incident), "{page}");
+    assert!(
+        page.contains(&format!("Host <code>{}</code>", side.host)),
+        "{page}"
+    );
+    assert!(page.contains(&format!(
+        "/files/{}/{}/{}",
+        side.incident, side.host, side.file
+    )));
+}
+
+#[test]
+fn collector_refuses_bad_auth_and_bad_checksums_and_is_idempotent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let c = collector(dir.path());
+    let body = b"pcapng bytes".to_vec();
+    let good = sha(&body);
+    let url = format!("{}/upload/h1/inc-1/inc-1.pcapng", c.url);
+    rt().block_on(async {
+        let client = reqwest::Client::new();
+        let put = |token: Option<&str>, digest: &str, body: Vec<u8>| {
+            let mut r = client
+                .put(&url)
+                .header("x-content-sha256", digest)
+                .body(body);
+            if let Some(t) = token {
+                r = r.bearer_auth(t);
+            }
+            r.send()
+        };
+        let s = |r: reqwest::Response| r.status().as_u16();
+        assert_eq!(s(put(None, &good, body.clone()).await.expect("send")), 401);
+        assert_eq!(
+            s(put(Some("wrong"), &good, body.clone()).await.expect("send")),
+            403
+        );
+        let bad = put(Some(TOKEN), &sha(b"other"), body.clone())
+            .await
+            .expect("send");
+        assert_eq!(s(bad), 422);
+        assert!(!c.dir.join("inc-1/h1/inc-1.pcapng").exists());
+        assert_eq!(
+            s(put(Some(TOKEN), &good, body.clone()).await.expect("send")),
+            201
+        );
+        // A retry: acknowledged, not stored twice.
+        assert_eq!(
+            s(put(Some(TOKEN), &good, body.clone()).await.expect("send")),
+            200
+        );
+        // Same name, other content: a conflict, never an overwrite.
+        let other = b"different".to_vec();
+        assert_eq!(
+            s(put(Some(TOKEN), &sha(&other), other).await.expect("send")),
+            409
+        );
+        // Names that are not plain names.
+        let r = client
+            .put(format!("{}/upload/h1/..%2Fetc/passwd", c.url))
+            .bearer_auth(TOKEN)
+            .header("x-content-sha256", &good)
+            .body(body.clone())
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status().as_u16(), 400);
+        let r = client
+            .put(format!("{}/upload/h1/inc-1/x.pcapng", c.url))
+            .bearer_auth(TOKEN)
+            .body(body.clone())
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status().as_u16(), 400, "no checksum");
+    });
+    let stored: Vec<_> = std::fs::read_dir(c.dir.join("inc-1/h1"))
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(
+        std::fs::read(c.dir.join("inc-1/h1/inc-1.pcapng")).expect("read"),
+        body
+    );
+}
+
+const TRIGGER_LINE: &str =
+    "node7:1234:1290 [3] NCCL WARN Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE) ran for 600034 milliseconds before timing out.";
+
+/// Upload a synthetic unit (with a trigger line and an SVG) through the agent's uploader.
+fn upload_synthetic(url: &str, incident: &str, host: &str, at_ns: i64) {
+    let spool = tempfile::tempdir().expect("tempdir");
+    let d = spool.path();
+    std::fs::write(
+        d.join(format!("{incident}.pcapng")),
+        b"\x0a\x0d\x0d\x0a fake",
+    )
+    .expect("write");
+    std::fs::write(
+        d.join(format!("{incident}.svg")),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"200\" height=\"20\"><rect width=\"200\" height=\"20\" fill=\"#c33\"/></svg>",
+    )
+    .expect("write");
+    std::fs::write(
+        d.join(format!("{incident}.summary.json")),
+        r#"{"findings":[{"severity":"error","text":"PSN gap on QP 0x11 at +0.412 s"}]}"#,
+    )
+    .expect("write");
+    let sidecar = serde_json::json!({
+        "incident": incident,
+        "host": host,
+        "triggers": [{"name": "nccl-watchdog-timeout", "class": "nccl_timeout",
+                      "at": "2026-11-30T02:14:27.5Z", "at_ns": at_ns,
+                      "source": "/var/log/nccl.node7.log", "line_no": 812, "line": TRIGGER_LINE}],
+        "window": {"complete": true, "shortfall": []},
+        "packets": 1,
+    });
+    std::fs::write(
+        d.join(format!("{incident}.json")),
+        serde_json::to_vec(&sidecar).expect("json"),
+    )
+    .expect("write");
+    std::env::set_var(TOKEN_ENV, TOKEN);
+    let mut cfg =
+        tripcap::deliver::UploadConfig::new(format!("{url}/upload/{{host}}/{{incident}}/{{file}}"));
+    cfg.headers
+        .insert("Authorization".into(), format!("Bearer ${{{TOKEN_ENV}}}"));
+    rt().block_on(async {
+        let u = tripcap::deliver::Uploader::new(
+            d.to_path_buf(),
+            host.into(),
+            Default::default(),
+            Some(cfg),
+        )
+        .expect("uploader");
+        let stats = u.stats();
+        let notify = u.notifier();
+        let stop = tokio_util::sync::CancellationToken::new();
+        let task = tokio::spawn(u.run(stop.clone()));
+        assert!(
+            tripcap::deliver::upload::wait_drained(&stats, &notify, Duration::from_secs(20)).await,
+            "uploaded"
+        );
+        stop.cancel();
+        let _ = task.await;
+        assert_eq!(
+            stats.uploads_ok.load(std::sync::atomic::Ordering::Relaxed),
+            1
+        );
+    });
+}
+
+#[test]
+fn collector_page_in_headless_chromium() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let c = collector(dir.path());
+    let incident = "20261130T021427Z-node7-nccl-watchdog-timeout";
+    upload_synthetic(&c.url, incident, "node7", 1_796_004_867_500_000_000);
+    // Uploaded later, but its incident is older.
+    upload_synthetic(
+        &c.url,
+        "20261129T010000Z-node3-manual",
+        "node3",
+        1_795_914_000_000_000_000,
+    );
+
+    // The SVG is served as an image.
+    let svg_url = format!("{}/files/{incident}/node7/{incident}.svg", c.url);
+    let ctype = rt().block_on(async {
+        let r = reqwest::get(&svg_url).await.expect("svg");
+        assert!(r.status().is_success());
+        r.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    });
+    assert_eq!(ctype.as_deref(), Some("image/svg+xml"));
+
+    let Some(browser) = ["chromium", "chromium-browser"].into_iter().find(|b| {
+        std::process::Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok()
+    }) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is missing: .ci/run installs it"
+        );
+        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let profile = tempfile::tempdir().expect("profile");
+    let out = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("{}/", c.url))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && dom.contains("</html>"),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dom.contains(incident), "{dom}");
+    assert!(dom.contains("Host <code>node7</code>"), "{dom}");
+    assert!(
+        dom.contains("NCCL WARN Watchdog caught collective operation timeout"),
+        "{dom}"
+    );
+    assert!(dom.contains("PSN gap on QP 0x11"), "{dom}");
+    assert!(
+        dom.contains(&format!("/files/{incident}/node7/{incident}.svg")),
+        "{dom}"
+    );
+    // Newest first.
+    let newer = dom.find(incident).expect("newer");
+    let older = dom.find("20261129T010000Z-node3-manual").expect("older");
+    assert!(newer < older, "incidents newest first");
+}
