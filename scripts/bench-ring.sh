@@ -20,6 +20,8 @@ W=$(mktemp -d /tmp/tripcap-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 START=1796000000
 $BIN generate -o "$W/in.pcap" --packets "$PACKETS" --snaplen 96 --rate 1000000 --start "$START"
+# The dump alone: no analysis report beside the capture (that is benchmarked in bench-analyze.sh).
+printf '[output]\nreports = false\n' > "$W/bench.toml"
 LAST=$(python3 -c "print(f'{$START + ($PACKETS - 1) / 1e6:.9f}')")
 echo "input: $(du -h "$W/in.pcap" | cut -f1), $PACKETS packets, snaplen 96"
 
@@ -27,7 +29,7 @@ t_ours=(); t_tcpdump=(); rss=()
 for i in $(seq 1 "$RUNS"); do
   rm -rf "$W/out"; rm -f "$W/tcpdump.pcap"; sync
   s=$(date +%s.%N)
-  /usr/bin/time -f "%M" -o "$W/rss" $BIN run --from-pcap "$W/in.pcap" --memory-limit $MEM \
+  /usr/bin/time -f "%M" -o "$W/rss" $BIN run --config "$W/bench.toml" --from-pcap "$W/in.pcap" --memory-limit $MEM \
       --trigger-at "$LAST" --pre 1h --post 0s -o "$W/out" >/dev/null 2>"$W/err" || { cat "$W/err"; exit 1; }
   e=$(date +%s.%N); t_ours+=("$(python3 -c "print($e-$s)")"); rss+=("$(cat "$W/rss")")
   s=$(date +%s.%N)

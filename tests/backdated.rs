@@ -42,7 +42,7 @@ fn watchdog_ran_for_moves_the_window_back_to_the_onset() {
     )
     .expect("write config");
 
-    let mut child = tripcap()
+    let child = tripcap()
         .args(["run", "--speed", "1x", "--from-pcap"])
         .arg(&pcap)
         .arg("-c")
@@ -122,7 +122,7 @@ fn onset_before_the_ring_is_covered_as_far_as_it_reaches_and_says_so() {
         ),
     )
     .expect("write config");
-    let mut child = tripcap()
+    let child = tripcap()
         .args(["run", "--speed", "1x", "--from-pcap"])
         .arg(&pcap)
         .arg("-c")

@@ -52,7 +52,7 @@ fn ten_thousand_lines_per_second_make_one_capture_per_cooldown() {
         ),
     )
     .expect("write config");
-    let mut child = tripcap()
+    let child = tripcap()
         .args(["run", "--speed", "1x", "--from-pcap"])
         .arg(&pcap)
         .arg("-c")

@@ -121,6 +121,8 @@ struct RawConfig {
     #[serde(default)]
     trigger: Vec<RawTrigger>,
     #[serde(default)]
+    packet_trigger: Vec<crate::packet_triggers::PacketTriggerDef>,
+    #[serde(default)]
     perftest: RawPerftest,
     #[serde(default)]
     spool: crate::deliver::SpoolConfig,
@@ -158,6 +160,8 @@ struct RawRing {
 struct RawOutput {
     dir: Option<Spanned<String>>,
     max_window: Option<Spanned<NumOrText>>,
+    reports: Option<bool>,
+    sysfs_root: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -215,6 +219,10 @@ pub struct OutputConfig {
     pub dir: PathBuf,
     /// Longest a window may grow by merging triggers.
     pub max_window: Duration,
+    /// Write `<stem>.summary.json` and `<stem>.svg` beside every capture.
+    pub reports: bool,
+    /// Where RDMA counters are read (`<root>/class/infiniband/...`); tests point it at a fake tree.
+    pub sysfs_root: PathBuf,
 }
 
 /// Which logs to follow.
@@ -241,6 +249,8 @@ pub struct Config {
     pub packs: Vec<String>,
     /// User triggers.
     pub triggers: Vec<TriggerDef>,
+    /// `[[packet_trigger]]`: triggers on the packets themselves (see `packet_triggers`).
+    pub packet_triggers: Vec<crate::packet_triggers::PacketTriggerDef>,
     /// `[perftest]` thresholds: a perftest result row that breaks one fires
     /// `perftest-threshold` (see `matcher`).
     pub perftest: Option<Thresholds>,
@@ -274,6 +284,8 @@ impl Default for Config {
             output: OutputConfig {
                 dir: PathBuf::from("/var/lib/tripcap"),
                 max_window: Duration::from_secs(10 * 60),
+                reports: true,
+                sysfs_root: PathBuf::from("/sys"),
             },
             logs: LogsConfig {
                 paths: Vec::new(),
@@ -281,6 +293,7 @@ impl Default for Config {
             },
             packs: Vec::new(),
             triggers: Vec::new(),
+            packet_triggers: Vec::new(),
             perftest: None,
             spool: Default::default(),
             upload: None,
@@ -454,6 +467,12 @@ impl Config {
         if let Some(d) = raw.output.dir {
             c.output.dir = PathBuf::from(d.into_inner());
         }
+        if let Some(r) = raw.output.reports {
+            c.output.reports = r;
+        }
+        if let Some(root) = raw.output.sysfs_root {
+            c.output.sysfs_root = PathBuf::from(root);
+        }
         if let Some(w) = &raw.output.max_window {
             c.output.max_window = r.duration(w, "max_window")?;
         }
@@ -467,6 +486,7 @@ impl Config {
             c.pack_origins.push(r.origin(p.span()));
             c.packs.push(p.into_inner());
         }
+        c.packet_triggers = raw.packet_trigger;
         for t in raw.trigger {
             let name = t.name.get_ref().clone();
             if name.trim().is_empty() {

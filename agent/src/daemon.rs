@@ -21,7 +21,7 @@ use crate::config::{Config, ConfigError};
 use crate::follow::{FollowOptions, Follower, LogLine};
 use crate::recorder::{Firing, Recorder, TriggerSpec};
 use crate::ring::{Ring, RingConfig};
-use crate::window::CaptureOutcome;
+use crate::window::{CaptureOutcome, WindowOptions};
 
 /// Name of the trigger `--trigger-at` and the API fire.
 pub const MANUAL_TRIGGER: &str = "manual";
@@ -238,17 +238,31 @@ pub async fn run_with_lines(
         post,
         cooldown: std::time::Duration::ZERO,
     });
+    // Packet triggers come after the manual one.
+    let packet_first = specs.len();
+    specs.extend(
+        config
+            .packet_triggers
+            .iter()
+            .map(crate::packet_triggers::PacketTriggerDef::spec),
+    );
 
     let (done_tx, mut done_rx) = unbounded_channel();
-    let recorder = Arc::new(Recorder::new(
-        Arc::clone(&ring),
-        Arc::clone(&interfaces),
-        config.output.dir.clone(),
-        host_name(),
-        specs,
-        config.output.max_window,
-        done_tx,
-    ));
+    let recorder = Arc::new(
+        Recorder::new(
+            Arc::clone(&ring),
+            Arc::clone(&interfaces),
+            config.output.dir.clone(),
+            host_name(),
+            specs,
+            config.output.max_window,
+            done_tx,
+        )
+        .with_window_options(WindowOptions {
+            reports: config.output.reports,
+            sysfs_root: Some(config.output.sysfs_root.clone()),
+        }),
+    );
     let collector = tokio::spawn(async move {
         let mut all = Vec::new();
         while let Some(outcome) = done_rx.recv().await {
@@ -305,6 +319,23 @@ pub async fn run_with_lines(
     }
 
     let stop = Arc::new(AtomicBool::new(false));
+    let packet_thread = if config.packet_triggers.is_empty() {
+        None
+    } else {
+        let defs = (packet_first..)
+            .zip(config.packet_triggers.iter().cloned())
+            .collect();
+        Some(
+            crate::packet_triggers::spawn(
+                &ring,
+                Arc::clone(&interfaces),
+                Arc::clone(&recorder),
+                defs,
+                Arc::clone(&stop),
+            )
+            .map_err(DaemonError::Thread)?,
+        )
+    };
     let mut summary = RunSummary::default();
     match sources {
         Sources::Live(caps) => {
@@ -371,6 +402,10 @@ pub async fn run_with_lines(
         let _ = t.await;
     }
     ring.advance_all(crate::ring::WATERMARK_END);
+    if let Some(t) = packet_thread {
+        // It stops at the end watermark; join it before the windows it may have opened.
+        let _ = tokio::task::spawn_blocking(move || t.join()).await;
+    }
     let rec = Arc::clone(&recorder);
     let _ = tokio::task::spawn_blocking(move || rec.join()).await;
     drop(recorder);

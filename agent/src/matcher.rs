@@ -360,7 +360,7 @@ mod tests {
         let mut fired = Vec::new();
         for l in run {
             if m.line(&src(), l.as_bytes(), 0, &mut hits) {
-                fired.extend(hits.drain(..));
+                fired.append(&mut hits);
             }
         }
         assert_eq!(fired.len(), 1, "{fired:?}");

@@ -172,6 +172,7 @@ pub struct Recorder {
     done: tokio::sync::mpsc::UnboundedSender<CaptureOutcome>,
     state: Mutex<State>,
     stats: RecorderStats,
+    window_options: window::WindowOptions,
 }
 
 impl Recorder {
@@ -188,6 +189,7 @@ impl Recorder {
     ) -> Recorder {
         let n = specs.len();
         Recorder {
+            window_options: window::WindowOptions::default(),
             ring,
             interfaces,
             dir,
@@ -204,6 +206,12 @@ impl Recorder {
             }),
             stats: RecorderStats::default(),
         }
+    }
+
+    /// What windows write besides the capture (reports, RDMA counters).
+    pub fn with_window_options(mut self, options: window::WindowOptions) -> Recorder {
+        self.window_options = options;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -334,6 +342,7 @@ impl Recorder {
             dir: self.dir.clone(),
             host: self.host.clone(),
             interfaces: Arc::clone(&self.interfaces),
+            options: self.window_options.clone(),
         };
         let handle = window::open(&self.ring, plan, Arc::clone(&shared), self.done.clone())?;
         st.handles.push(handle);

@@ -114,6 +114,10 @@ pub struct Sidecar {
     pub ring_evictions: u64,
     /// Packets dropped because every ring buffer was pinned, while the window was open.
     pub ring_full_drops: u64,
+    /// RDMA device counters (`/sys/class/infiniband/*/ports/*/{counters,hw_counters}`)
+    /// of the devices behind the captured interfaces, when there are any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdma_counters: Option<RdmaCounters>,
 }
 
 /// Format ns since the epoch as RFC 3339 with nanoseconds (UTC).
@@ -123,4 +127,15 @@ pub fn rfc3339(ns: i64) -> String {
     }
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns as u64);
     humantime::format_rfc3339_nanos(t).to_string()
+}
+
+/// RDMA counters read when the window opened (the trigger) and when it closed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RdmaCounters {
+    /// Read when the trigger fired.
+    pub at_trigger: crate::counters::CounterSnapshot,
+    /// Read when the window closed.
+    pub at_end: crate::counters::CounterSnapshot,
+    /// `at_end - at_trigger` (wrapping-safe).
+    pub delta: crate::counters::CounterSnapshot,
 }

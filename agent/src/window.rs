@@ -26,8 +26,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::capture::InterfaceInfo;
 use crate::capture_file::pcapng;
+use crate::counters::{self, CounterSnapshot};
 use crate::ring::{Block, Ring, RingEvent, RingSpan, WATERMARK_END};
-use crate::sidecar::{self, InterfaceReport, Sidecar, TriggerRecord, WindowReport};
+use crate::sidecar::{self, InterfaceReport, RdmaCounters, Sidecar, TriggerRecord, WindowReport};
 
 /// Buffer of the file writer.
 const WRITE_BUFFER: usize = 1 << 20;
@@ -92,6 +93,15 @@ pub enum CaptureOutcome {
     },
 }
 
+/// What a window writes besides the capture file and its sidecar.
+#[derive(Debug, Clone, Default)]
+pub struct WindowOptions {
+    /// Write `<stem>.summary.json` and `<stem>.svg` (the analysis) before the sidecar.
+    pub reports: bool,
+    /// Read RDMA counters under this sysfs root at open and at close (`None`: don't).
+    pub sysfs_root: Option<PathBuf>,
+}
+
 /// Everything a window writer needs, fixed at open.
 pub struct WindowPlan {
     /// File stem and incident id.
@@ -102,6 +112,8 @@ pub struct WindowPlan {
     pub host: String,
     /// The interfaces of the ring, in ring order.
     pub interfaces: Arc<Vec<InterfaceInfo>>,
+    /// Reports and counters.
+    pub options: WindowOptions,
 }
 
 /// Start a window: subscribe to the ring and spawn the writer thread.
@@ -121,15 +133,16 @@ pub fn open(
         stats.evicted_blocks.load(Ordering::Relaxed),
         stats.ring_full_drops.load(Ordering::Relaxed),
     ];
+    let counters_at_trigger = read_counters(&plan);
     let span = ring.subscribe(start, tx);
     let ring = Arc::clone(ring);
     std::thread::Builder::new()
         .name(format!("window-{}", plan.incident))
         .spawn(move || {
             let mut w = Writer::new(plan, shared, span);
-            let outcome = w
-                .run(rx)
-                .and_then(|()| w.finish(&ring, &counters_at_open, ring_at_open));
+            let outcome = w.run(rx).and_then(|()| {
+                w.finish(&ring, &counters_at_open, ring_at_open, counters_at_trigger)
+            });
             let outcome = match outcome {
                 Ok(o) => o,
                 Err(e) => {
@@ -315,6 +328,7 @@ impl Writer {
         ring: &Ring,
         counters_at_open: &[[u64; 2]],
         ring_at_open: [u64; 2],
+        counters_at_trigger: Option<CounterSnapshot>,
     ) -> io::Result<CaptureOutcome> {
         let Some(file) = self.file.take() else {
             return Err(io::Error::other("capture file was never opened"));
@@ -442,6 +456,15 @@ impl Writer {
             interfaces,
             ring_evictions,
             ring_full_drops,
+            rdma_counters: counters_at_trigger.map(|at_trigger| {
+                let at_end = read_counters(&self.plan).unwrap_or_default();
+                let delta = counters::delta(&at_trigger, &at_end);
+                RdmaCounters {
+                    at_trigger,
+                    at_end,
+                    delta,
+                }
+            }),
         };
 
         let comments = comments(&self.plan.host, &report);
@@ -451,6 +474,13 @@ impl Writer {
         let final_path = self.final_path();
         fs::rename(&self.tmp_path, &final_path)?;
 
+        if self.plan.options.reports {
+            // The analysis and picture go beside the capture before the sidecar,
+            // whose presence marks the unit complete. A failure loses only them.
+            if let Err(e) = crate::analyze::write_capture_report_with(&final_path, &report) {
+                tracing::warn!(file = %final_path.display(), error = %e, "capture written, but its report could not be");
+            }
+        }
         let sidecar_path = self.plan.dir.join(format!("{}.json", self.plan.incident));
         let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
         write_private_atomically(&sidecar_path, &json)?;
@@ -529,6 +559,19 @@ pub fn write_private_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// RDMA counters of the devices behind the plan's interfaces, or `None` when
+/// counters are off or no RDMA device sits behind them.
+fn read_counters(plan: &WindowPlan) -> Option<CounterSnapshot> {
+    let root = plan.options.sysfs_root.as_deref()?;
+    let netdevs: Vec<String> = plan
+        .interfaces
+        .iter()
+        .map(|i| i.desc.name.clone())
+        .collect();
+    let snap = counters::snapshot(root, &netdevs);
+    (!snap.devices.is_empty()).then_some(snap)
 }
 
 /// Ask the kernel to start writing `len` bytes at `offset` to disk, without waiting.

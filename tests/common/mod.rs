@@ -135,17 +135,21 @@ pub fn write_generated(
     sent
 }
 
-/// The single `*.json` sidecar in `dir` (panics if not exactly one).
+/// The capture sidecars (`<incident>.json`, not `.summary.json` reports or
+/// temporary files) in `dir`, sorted.
 pub fn sidecars(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("out dir")
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && !p
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            name.ends_with(".json") && !name.ends_with(".summary.json") && !name.starts_with('.')
         })
         .collect();
     v.sort();
