@@ -181,6 +181,19 @@ fn api_serves_metrics_status_and_guarded_triggers() {
         );
     }
     assert_eq!(metric(&scrape, "tripcap_log_files_followed")[0].0, 1.0);
+    // Per-trigger families carry a `trigger` label for every trigger, the manual one included.
+    for name in [
+        "tripcap_trigger_fired_total",
+        "tripcap_trigger_suppressed_total",
+    ] {
+        let triggers: Vec<&str> = scrape
+            .samples
+            .iter()
+            .filter(|s| s.metric == name)
+            .filter_map(|s| s.labels.get("trigger"))
+            .collect();
+        assert!(triggers.contains(&"manual"), "{name}: {metrics_text}");
+    }
 
     assert!(
         status["interfaces"][0]["packets"].as_u64().unwrap_or(0) > 0,

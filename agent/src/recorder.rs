@@ -159,6 +159,27 @@ pub struct RecorderStats {
     pub merged: AtomicU64,
     /// Firings suppressed (cooldown or per-window line cap).
     pub suppressed: AtomicU64,
+    /// Per trigger (index as in [`Recorder::specs`]): firings that opened or
+    /// were recorded in a capture.
+    pub fired_by_trigger: Vec<AtomicU64>,
+    /// Per trigger: firings suppressed.
+    pub suppressed_by_trigger: Vec<AtomicU64>,
+}
+
+impl RecorderStats {
+    fn for_triggers(n: usize) -> RecorderStats {
+        RecorderStats {
+            fired_by_trigger: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            suppressed_by_trigger: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            ..RecorderStats::default()
+        }
+    }
+
+    fn count(list: &[AtomicU64], trigger: usize) {
+        if let Some(c) = list.get(trigger) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Turns firings into windows on a ring.
@@ -204,7 +225,7 @@ impl Recorder {
                 incidents: Default::default(),
                 pending_suppressed: vec![0; n],
             }),
-            stats: RecorderStats::default(),
+            stats: RecorderStats::for_triggers(n),
         }
     }
 
@@ -288,6 +309,7 @@ impl Recorder {
             Decision::Suppress => {
                 st.pending_suppressed[f.trigger] += 1;
                 self.stats.suppressed.fetch_add(1, Ordering::Relaxed);
+                RecorderStats::count(&self.stats.suppressed_by_trigger, f.trigger);
                 Ok(Fired::Suppressed)
             }
             Decision::Merge {
@@ -306,9 +328,11 @@ impl Recorder {
                         drop(w);
                         st.last_fired[f.trigger] = Some(f.at_ns);
                         self.stats.merged.fetch_add(1, Ordering::Relaxed);
+                        RecorderStats::count(&self.stats.fired_by_trigger, f.trigger);
                     } else {
                         w.suppressed += 1;
                         self.stats.suppressed.fetch_add(1, Ordering::Relaxed);
+                        RecorderStats::count(&self.stats.suppressed_by_trigger, f.trigger);
                     }
                     return Ok(Fired::Merged(incident));
                 }
@@ -352,6 +376,7 @@ impl Recorder {
         });
         st.last_fired[trigger] = Some(record.at_ns);
         self.stats.opened.fetch_add(1, Ordering::Relaxed);
+        RecorderStats::count(&self.stats.fired_by_trigger, trigger);
         tracing::info!(incident = %incident, trigger = %record.name, "capture opened");
         Ok(Fired::Opened(incident))
     }

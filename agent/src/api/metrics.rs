@@ -169,6 +169,28 @@ impl Collector for AgentCollector {
             "Trigger firings suppressed (cooldown or line cap).",
             rec.suppressed.load(r),
         )?;
+        let per_trigger = |list: &[std::sync::atomic::AtomicU64]| -> Vec<(String, u64)> {
+            v.recorder
+                .specs()
+                .iter()
+                .zip(list)
+                .map(|(s, c)| (s.name.clone(), c.load(r)))
+                .collect()
+        };
+        labelled(
+            &mut enc,
+            "tripcap_trigger_fired",
+            "Firings that opened or were recorded in a capture, per trigger.",
+            "trigger",
+            &per_trigger(&rec.fired_by_trigger),
+        )?;
+        labelled(
+            &mut enc,
+            "tripcap_trigger_suppressed",
+            "Firings suppressed (cooldown or line cap), per trigger.",
+            "trigger",
+            &per_trigger(&rec.suppressed_by_trigger),
+        )?;
         counter(
             &mut enc,
             "tripcap_captures_opened",
