@@ -61,6 +61,18 @@ fn demo_captures_live_and_says_where() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("captured live on lo"), "{stdout}");
+    // The analysis printed with it finds what the demo traffic was made to show.
+    // (At least the 5 PSNs the generator skipped; a loaded machine may drop more on `lo`.)
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("0x0000c1: ") && l.contains(" PSN gaps (packets missing")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("0x0000c2: stalled with requests outstanding"),
+        "{stdout}"
+    );
     let side = read_sidecar(&sidecars(&out)[0]);
     assert!(stdout.contains(&side.file), "{stdout}");
     assert!(side.window.complete, "{:?}", side.window.shortfall);

@@ -111,15 +111,21 @@ fn schedule() -> (Generator, Vec<(Duration, Vec<u8>, bool)>) {
     let step = Duration::from_nanos(1_000_000_000 / PACKETS_PER_SECOND);
     let mut t = Duration::ZERO;
     let mut gapped = false;
+    // QP c2 stops for good at the first WRITE First it sends after STALL_AT:
+    // a message left half sent, the requester waiting for an ACK that never comes.
+    let mut c2_stalled = false;
     let mut buf = Vec::new();
     while t < TRAFFIC_FOR {
         if !gapped && t >= GAP_AT {
             g.skip(0, 5);
             gapped = true;
         }
-        let flow = if t >= STALL_AT { 0 } else { out.len() % 2 };
+        let flow = if c2_stalled { 0 } else { out.len() % 2 };
         if let Some(p) = g.next_of(flow, &mut buf) {
             out.push((t, buf.clone(), !p.reply));
+            if flow == 1 && t >= STALL_AT && p.opcode == 0x06 {
+                c2_stalled = true;
+            }
         }
         t += step;
     }
@@ -330,6 +336,20 @@ pub fn describe(report: &DemoReport) -> String {
                 "  holds    {} RoCE packets, {} bytes captured ({} on the wire)\n",
                 r.packets, r.bytes, r.wire_bytes
             ));
+            // What the capture shows: the same analysis `tripcap analyze` prints.
+            let args = crate::analyze::AnalyzeArgs {
+                file: pcapng.clone(),
+                packets: false,
+                json: false,
+                svg: None,
+            };
+            let mut text = Vec::new();
+            if crate::analyze::run(&args, &mut text).is_ok() {
+                s.push_str("  analysis\n");
+                for line in String::from_utf8_lossy(&text).lines() {
+                    s.push_str(&format!("           {line}\n"));
+                }
+            }
             s.push_str(&format!(
                 "  look     tshark -r {}   or   tripcap analyze {}\n",
                 pcapng.display(),
