@@ -144,35 +144,20 @@ pub async fn run(config: Config, opts: RunOptions, command: &[OsString]) -> Resu
     let behind = Arc::new(AtomicU64::new(0));
     let warned = Arc::new(AtomicBool::new(false));
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let pump = || Pump {
+        lines: line_tx.clone(),
+        max_line,
+        behind: Arc::clone(&behind),
+        warned: Arc::clone(&warned),
+        done: done_tx.clone(),
+    };
     let mut pumps = 0;
     if let Some(out) = child.stdout.take() {
-        spawn_pump(
-            out,
-            std::io::stdout(),
-            "wrap:stdout",
-            Pump {
-                lines: line_tx.clone(),
-                max_line,
-                behind: Arc::clone(&behind),
-                warned: Arc::clone(&warned),
-                done: done_tx.clone(),
-            },
-        );
+        spawn_pump(out, std::io::stdout(), "wrap:stdout", pump());
         pumps += 1;
     }
     if let Some(err) = child.stderr.take() {
-        spawn_pump(
-            err,
-            std::io::stderr(),
-            "wrap:stderr",
-            Pump {
-                lines: line_tx.clone(),
-                max_line,
-                behind: Arc::clone(&behind),
-                warned: Arc::clone(&warned),
-                done: done_tx.clone(),
-            },
-        );
+        spawn_pump(err, std::io::stderr(), "wrap:stderr", pump());
         pumps += 1;
     }
     drop((line_tx, done_tx));
