@@ -149,7 +149,7 @@ pub fn open(
                     w.cleanup();
                     CaptureOutcome::Failed {
                         path: w.final_path(),
-                        error: e.to_string(),
+                        error: explain_write_error(&e, &w.plan.dir),
                     }
                 }
             };
@@ -559,6 +559,20 @@ pub fn write_private_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// A write error as one line that says what to do.
+fn explain_write_error(e: &io::Error, dir: &Path) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => format!(
+            "the disk holding {} is full ({e}): free space there, point output.dir elsewhere, or bound it with spool.max_spool; the packets stay in the ring until evicted",
+            dir.display()
+        ),
+        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+            format!("cannot write in {} ({e}): fix its permissions or point output.dir elsewhere", dir.display())
+        }
+        _ => format!("writing in {} failed: {e}", dir.display()),
+    }
 }
 
 /// RDMA counters of the devices behind the plan's interfaces, or `None` when
