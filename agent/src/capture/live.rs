@@ -124,6 +124,8 @@ pub fn spawn(
             let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
             // SAFETY: one valid pollfd for the duration of the call.
             unsafe { libc::poll(&mut pfd, 1, READ_TIMEOUT_MS) };
+            // Counted per dispatch batch, not per packet: one atomic add each.
+            let (mut batch_packets, mut batch_bytes) = (0u64, 0u64);
             let result = cap.dispatch(None, |pkt| {
                 let ts = super::timeval_ns(&pkt.header.ts, ts_scale);
                 if writer.is_none() {
@@ -150,9 +152,11 @@ pub fn spawn(
                         }
                     }
                 }
-                counters.packets.fetch_add(1, Ordering::Relaxed);
-                counters.bytes.fetch_add(pkt.data.len() as u64, Ordering::Relaxed);
+                batch_packets += 1;
+                batch_bytes += pkt.data.len() as u64;
             });
+            counters.packets.fetch_add(batch_packets, Ordering::Relaxed);
+            counters.bytes.fetch_add(batch_bytes, Ordering::Relaxed);
             if let Err(e) = result {
                 tracing::error!(interface = %name, error = %e, "capture stopped: libpcap read failed");
                 break;
