@@ -60,6 +60,10 @@ fn check_reports_each_config_error_with_its_location() {
         "tripcap: tripcap.toml:2:14: invalid type: string \"ens1f0np0\", expected a sequence"
     );
     assert_eq!(check_config("packs = [\"ncl\"]\n"), "tripcap: tripcap.toml:1:10: unknown trigger pack `ncl`: known packs are nccl, pytorch, perftest, verbs");
+    assert_eq!(
+        check_config("[upload]\nurl = \"ftp://collector/{file}\"\n"),
+        "tripcap: [upload] `url` scheme `ftp` is not supported: use http or https"
+    );
     let syntax = check_config("[capture\n");
     assert!(syntax.starts_with("tripcap: tripcap.toml:1:"), "{syntax}");
 }

@@ -653,6 +653,16 @@ impl Config {
         capture::check_filter(&self.capture.filter, self.capture.snaplen)
             .map_err(|e| self.filter_origin.error(e.to_string()))?;
         let mut notes = Vec::new();
+        if let Some(upload) = &self.upload {
+            match crate::deliver::upload::check(upload) {
+                Ok(()) => {}
+                // The agent's environment may differ from the one `check` runs in.
+                Err(e @ crate::deliver::UploadError::UnsetEnv(_)) => {
+                    notes.push(format!("{e} (needed when the agent runs)"))
+                }
+                Err(e) => return Err(ConfigError::plain(e.to_string())),
+            }
+        }
         if self.capture.interfaces.is_empty() {
             notes.push(
                 "no interface configured: set `capture.interfaces` or pass `-i IFACE`".to_string(),

@@ -198,6 +198,9 @@ pub enum UploadError {
     /// The `[upload]` table is wrong.
     #[error("[upload] {0}")]
     Config(String),
+    /// A `${NAME}` the table uses is not set in the environment.
+    #[error("[upload] {0}")]
+    UnsetEnv(String),
 }
 
 /// Expand `${NAME}` from the environment. The error names the variable, never a value.
@@ -214,7 +217,7 @@ pub fn expand_env(text: &str, what: &str) -> Result<String, UploadError> {
         };
         let name = &after[..end];
         let value = std::env::var(name).map_err(|_| {
-            UploadError::Config(format!(
+            UploadError::UnsetEnv(format!(
                 "{what} uses ${{{name}}}, which is not set: export {name} in the agent's environment"
             ))
         })?;
@@ -859,6 +862,13 @@ pub fn sha256_file(path: &Path) -> std::io::Result<(u64, String)> {
         len += n as u64;
     }
     Ok((len, hex::encode(h.finalize())))
+}
+
+/// Check an `[upload]` table as the uploader would at start (URL scheme and
+/// placeholders, `${ENV}` references, certificate files, header names),
+/// without sending anything: what `tripcap check` runs.
+pub fn check(config: &UploadConfig) -> Result<(), UploadError> {
+    prepare(config.clone()).map(|_| ())
 }
 
 fn prepare(config: UploadConfig) -> Result<Prepared, UploadError> {
