@@ -315,15 +315,3 @@ fn a_truncated_file_keeps_what_was_read() {
     assert_eq!(side.packets, 999);
     assert!(String::from_utf8_lossy(&o.stderr).contains("file ends early"));
 }
-
-fn shared_dir() -> std::path::PathBuf {
-    let dir = std::env::var_os("TRIPCAP_SHARED_DIR")
-        .map(Into::into)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    assert!(
-        dir.join("pcaps").is_dir(),
-        "the shared test data is missing: looked in {} (set TRIPCAP_SHARED_DIR)",
-        dir.display()
-    );
-    dir
-}

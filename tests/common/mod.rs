@@ -239,3 +239,28 @@ pub fn tshark_rows_any(file: &Path) -> usize {
         .filter(|l| !l.is_empty())
         .count()
 }
+
+/// The shared test data (`corpus/`, `pcaps/`) beside the project root, or
+/// `TRIPCAP_SHARED_DIR`; fails if it is missing rather than skipping.
+pub fn shared_dir() -> PathBuf {
+    let dir = std::env::var_os("TRIPCAP_SHARED_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    assert!(
+        dir.join("pcaps").is_dir() && dir.join("corpus").is_dir(),
+        "the shared test data is missing: looked in {} (set TRIPCAP_SHARED_DIR)",
+        dir.display()
+    );
+    dir
+}
+
+/// Line `n` (1-based, counting the header) of a corpus TSV: its third column, untrimmed.
+pub fn corpus_line(file: &str, n: usize) -> String {
+    let text =
+        std::fs::read_to_string(shared_dir().join("corpus").join(file)).expect("corpus file");
+    let row = text.split('\n').nth(n - 1).expect("line number in range");
+    row.splitn(3, '\t')
+        .nth(2)
+        .expect("three columns")
+        .to_string()
+}
