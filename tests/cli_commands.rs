@@ -97,3 +97,15 @@ fn demo_captures_live_and_says_where() {
         t.at_ns - last_c2
     );
 }
+
+#[test]
+fn check_notes_an_interface_this_machine_lacks() {
+    let o = run(tripcap().args(["check", "-i", "lo", "-i", "nosuch0"]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("note: interface `nosuch0` is not on this machine"),
+        "{text}"
+    );
+    assert!(!text.contains("interface `lo` is not"), "{text}");
+}

@@ -667,6 +667,15 @@ impl Config {
             notes.push(
                 "no interface configured: set `capture.interfaces` or pass `-i IFACE`".to_string(),
             );
+        } else if let Ok(devices) = pcap::Device::list() {
+            // A note, not an error: a config is often checked on another machine.
+            for iface in &self.capture.interfaces {
+                if !devices.iter().any(|d| &d.name == iface) {
+                    notes.push(format!(
+                        "interface `{iface}` is not on this machine (`tripcap interfaces` lists those that are)"
+                    ));
+                }
+            }
         }
         for p in &self.logs.paths {
             if p != "-" {
