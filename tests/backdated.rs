@@ -6,7 +6,6 @@
 mod common;
 
 use std::io::Write;
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use common::*;
@@ -19,40 +18,15 @@ const T0: i64 = 1_796_000_000 * S;
 #[test]
 fn watchdog_ran_for_moves_the_window_back_to_the_onset() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
     // 7 s of traffic, one packet every 10 ms.
-    let sent = write_generated(
-        &pcap,
+    let RealtimeReplay { child, log, out, sent } = start_realtime_replay(
+        dir.path(),
         T0,
         10 * MS,
         700,
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
         0x21,
+        "[[trigger]]\nname = \"wd\"\nclass = \"nccl_timeout\"\npattern = \"Watchdog caught collective operation timeout\"\npre = \"1s\"\npost = \"1s\"",
     );
-    let log = dir.path().join("rank0.log");
-    std::fs::write(&log, b"").expect("create log"); // followed from its (empty) end
-    let out = dir.path().join("out");
-    let cfg = dir.path().join("t.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[logs]\npaths = [{log:?}]\n[[trigger]]\nname = \"wd\"\nclass = \"nccl_timeout\"\npattern = \"Watchdog caught collective operation timeout\"\npre = \"1s\"\npost = \"1s\"\n",
-        ),
-    )
-    .expect("write config");
-
-    let child = tripcap()
-        .args(["run", "--speed", "1x", "--from-pcap"])
-        .arg(&pcap)
-        .arg("-c")
-        .arg(&cfg)
-        .arg("-o")
-        .arg(&out)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
     std::thread::sleep(Duration::from_millis(800));
     // Written at T0+4 s (its own timestamp), stuck for 2 s: onset T0+2 s,
     // window [T0+1 s, T0+5 s]. Read-time placement would start ~3 s later.
@@ -101,38 +75,14 @@ fn watchdog_ran_for_moves_the_window_back_to_the_onset() {
 #[test]
 fn onset_before_the_ring_is_covered_as_far_as_it_reaches_and_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
-    write_generated(
-        &pcap,
+    let RealtimeReplay { child, log, out, .. } = start_realtime_replay(
+        dir.path(),
         T0,
         10 * MS,
         400,
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
         0x22,
+        "[[trigger]]\nname = \"wd\"\npattern = \"Watchdog caught collective operation timeout\"\npre = \"1s\"\npost = \"500ms\"",
     );
-    let log = dir.path().join("rank1.log");
-    std::fs::write(&log, b"").expect("create log");
-    let out = dir.path().join("out");
-    let cfg = dir.path().join("t.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[logs]\npaths = [{log:?}]\n[[trigger]]\nname = \"wd\"\npattern = \"Watchdog caught collective operation timeout\"\npre = \"1s\"\npost = \"500ms\"\n",
-        ),
-    )
-    .expect("write config");
-    let child = tripcap()
-        .args(["run", "--speed", "1x", "--from-pcap"])
-        .arg(&pcap)
-        .arg("-c")
-        .arg(&cfg)
-        .arg("-o")
-        .arg(&out)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
     std::thread::sleep(Duration::from_millis(800));
     // No timestamp: T is the read time; stuck for 10 minutes: far before the ring.
     std::fs::OpenOptions::new()

@@ -7,7 +7,6 @@
 mod common;
 
 use std::io::Write;
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use common::*;
@@ -17,39 +16,22 @@ const S: i64 = 1_000_000_000;
 #[test]
 fn one_failure_printed_seven_times_is_one_capture() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
-    write_generated(
-        &pcap,
-        1_796_000_000 * S,
-        10_000_000,
-        500,
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        0x21,
-    );
     // positives.tsv: vllm#6042 rows 2-6 (nccl_timeout), sglang#1693 row 107 (`what():`)
     // and row 108 (`terminate called`, nccl_system_error: another trigger).
     let lines: Vec<String> = [2, 3, 4, 5, 6, 107, 108]
         .iter()
         .map(|&n| corpus_line("positives.tsv", n))
         .collect();
-    let log = dir.path().join("rank1.log");
-    std::fs::write(&log, b"").expect("log");
-    let out = dir.path().join("out");
-    let cfg = dir.path().join("t.toml");
-    std::fs::write(&cfg, format!("packs = [\"nccl\", \"pytorch\"]\n[output]\nreports = false\n[logs]\npaths = [{log:?}]\n")).expect("config");
-
-    let child = tripcap()
-        .args(["run", "--speed", "1x", "--from-pcap"])
-        .arg(&pcap)
-        .arg("-c")
-        .arg(&cfg)
-        .arg("-o")
-        .arg(&out)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let RealtimeReplay {
+        child, log, out, ..
+    } = start_realtime_replay(
+        dir.path(),
+        1_796_000_000 * S,
+        10_000_000,
+        500,
+        0x21,
+        "packs = [\"nccl\", \"pytorch\"]\n[output]\nreports = false",
+    );
     std::thread::sleep(Duration::from_millis(1500));
     {
         let mut f = std::fs::OpenOptions::new()

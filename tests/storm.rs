@@ -7,7 +7,6 @@
 mod common;
 
 use std::io::Write;
-use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -30,39 +29,15 @@ fn rss_kib(pid: u32) -> Option<u64> {
 #[test]
 fn ten_thousand_lines_per_second_make_one_capture_per_cooldown() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
     // 11 s of traffic at 1x: the storm (5 s) starts ~1 s in and is read before the end.
-    write_generated(
-        &pcap,
+    let RealtimeReplay { child, log, out, .. } = start_realtime_replay(
+        dir.path(),
         T0,
         10 * MS,
         1100,
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
         0x31,
+        "[[trigger]]\nname = \"storm\"\npattern = \"NCCL WARN NET/IB : Got completion from peer\"\npre = \"200ms\"\npost = \"300ms\"\ncooldown = \"1s\"",
     );
-    let log = dir.path().join("storm.log");
-    std::fs::write(&log, b"").expect("create log");
-    let out = dir.path().join("out");
-    let cfg = dir.path().join("t.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[logs]\npaths = [{log:?}]\n[[trigger]]\nname = \"storm\"\npattern = \"NCCL WARN NET/IB : Got completion from peer\"\npre = \"200ms\"\npost = \"300ms\"\ncooldown = \"1s\"\n",
-        ),
-    )
-    .expect("write config");
-    let child = tripcap()
-        .args(["run", "--speed", "1x", "--from-pcap"])
-        .arg(&pcap)
-        .arg("-c")
-        .arg(&cfg)
-        .arg("-o")
-        .arg(&out)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
     let pid = child.id();
     std::thread::sleep(Duration::from_millis(800));
 

@@ -264,3 +264,62 @@ pub fn corpus_line(file: &str, n: usize) -> String {
         .expect("three columns")
         .to_string()
 }
+
+/// An agent replaying generated traffic at capture pace (`--speed 1x`) while
+/// following `log`: the shape of every test that writes log lines "live"
+/// against a replay.
+pub struct RealtimeReplay {
+    /// The agent (stdout and stderr piped).
+    pub child: Child,
+    /// The followed log (empty at start).
+    pub log: PathBuf,
+    /// The output directory.
+    pub out: PathBuf,
+    /// (ts, psn) of every packet replayed.
+    pub sent: Vec<(i64, u32)>,
+}
+
+/// Start a [`RealtimeReplay`] in `dir`: `packets` packets of QP `qp`, one every
+/// `step_ns` from `start_ns`; `config` is TOML put before the `[logs]` table the
+/// helper adds.
+pub fn start_realtime_replay(
+    dir: &Path,
+    start_ns: i64,
+    step_ns: i64,
+    packets: usize,
+    qp: u32,
+    config: &str,
+) -> RealtimeReplay {
+    let pcap = dir.join("in.pcap");
+    let sent = write_generated(
+        &pcap,
+        start_ns,
+        step_ns,
+        packets,
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        qp,
+    );
+    let log = dir.join("job.log");
+    std::fs::write(&log, b"").expect("create log"); // followed from its (empty) end
+    let out = dir.join("out");
+    let cfg = dir.join("t.toml");
+    std::fs::write(&cfg, format!("{config}\n[logs]\npaths = [{log:?}]\n")).expect("write config");
+    let child = tripcap()
+        .args(["run", "--speed", "1x", "--from-pcap"])
+        .arg(&pcap)
+        .arg("-c")
+        .arg(&cfg)
+        .arg("-o")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    RealtimeReplay {
+        child,
+        log,
+        out,
+        sent,
+    }
+}
