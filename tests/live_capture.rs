@@ -138,7 +138,7 @@ fn live_capture_holds_exactly_the_window() {
         })
         .collect();
     assert!(
-        expected.len() > 2800,
+        expected.len() > 1500,
         "the oracle saw {} packets in the window",
         expected.len()
     );
