@@ -358,3 +358,85 @@ fn collector_page_in_headless_chromium() {
     let older = dom.find("20261129T010000Z-node3-manual").expect("older");
     assert!(newer < older, "incidents newest first");
 }
+
+/// A collector whose disk is full answers 507 (a 5xx: agents keep the unit and
+/// retry later), both when the announced size cannot fit and when the disk
+/// fills mid-body, and leaves no temporary file behind.
+#[test]
+fn a_full_collector_disk_answers_507_and_keeps_nothing_half_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("collected");
+    std::fs::create_dir(&store).expect("mkdir");
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+        .arg(&store)
+        .status()
+        .expect("mount runs");
+    assert!(ok.success(), "mounting a tmpfs needs root");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(store.clone());
+    let c = collector(dir.path());
+    let big = vec![0x5au8; 2 << 20];
+    let statuses = rt().block_on(async {
+        let client = reqwest::Client::new();
+        let mut out = Vec::new();
+        for (name, body) in [
+            ("too-big.pcapng", big.clone()),
+            ("fits.pcapng", vec![1u8; 1000]),
+        ] {
+            let r = client
+                .put(format!("{}/upload/h1/inc-9/{name}", c.url))
+                .header("x-content-sha256", sha(&body))
+                .bearer_auth(TOKEN)
+                .body(body)
+                .send()
+                .await
+                .expect("send");
+            out.push(r.status().as_u16());
+        }
+        // No Content-Length (chunked): the disk fills while the body streams in.
+        let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = (0..32)
+            .map(|_| Ok(bytes::Bytes::from(vec![7u8; 64 << 10])))
+            .collect();
+        let r = client
+            .put(format!("{}/upload/h1/inc-9/streamed.pcapng", c.url))
+            .header("x-content-sha256", sha(&vec![7u8; 2 << 20]))
+            .bearer_auth(TOKEN)
+            .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+                chunks,
+            )))
+            .send()
+            .await
+            .expect("send");
+        out.push(r.status().as_u16());
+        out
+    });
+    assert_eq!(
+        statuses,
+        vec![507, 201, 507],
+        "too big for the disk, one that fits, one that fills it mid-body"
+    );
+    let leftovers: Vec<String> = walk(&store)
+        .into_iter()
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p.display().to_string());
+        }
+    }
+    out
+}

@@ -183,9 +183,14 @@ fn refuse(e: &StoreError) -> Response {
         }
         StoreError::Digest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         StoreError::Conflict { .. } => StatusCode::CONFLICT,
+        // A full disk is the collector's condition, not the upload's: 507 is a
+        // 5xx, so agents keep the unit and retry once space is freed.
+        StoreError::Io { source, .. } if store::is_disk_full(source) => {
+            StatusCode::INSUFFICIENT_STORAGE
+        }
         StoreError::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    if status == StatusCode::INTERNAL_SERVER_ERROR {
+    if status.is_server_error() {
         tracing::error!(error = %e, "upload not stored");
     } else {
         tracing::warn!(error = %e, "upload refused");
