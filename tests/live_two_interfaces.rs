@@ -200,3 +200,96 @@ fn two_live_interfaces_go_into_one_file() {
         ours.len() as u64
     );
 }
+
+/// One of two captured interfaces vanishes mid-run: the agent keeps capturing
+/// the other, the capture is written, and its sidecar says which interface
+/// stopped, when and why, instead of claiming to be complete.
+#[test]
+fn an_interface_that_vanishes_is_reported_not_fatal() {
+    const GONE: &str = "tcapgone0";
+    let _ = Command::new("ip").args(["link", "del", GONE]).output();
+    ip(&[
+        "link",
+        "add",
+        GONE,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "tcapgone1",
+    ]);
+    ip(&["link", "set", GONE, "up"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let log = dir.path().join("job.log");
+    std::fs::write(&log, "").expect("log");
+    let (mut agent, agent_log) = spawn_ready(
+        tripcap()
+            .args([
+                "run",
+                "-i",
+                "lo",
+                "-i",
+                GONE,
+                "-f",
+                "udp port 4791 and host 127.89.1.2",
+                "--pattern",
+                "boom",
+                "--pre",
+                "2s",
+                "--post",
+                "500ms",
+                "-o",
+            ])
+            .arg(&out)
+            .arg("--log")
+            .arg(&log),
+        "capturing",
+        Duration::from_secs(20),
+    );
+    let sock = UdpSocket::bind(SocketAddr::from((Ipv4Addr::new(127, 89, 1, 1), 0))).expect("bind");
+    let mut g = Generator::new(vec![Flow::new(0x71, 0x81, 1, 2)], 32);
+    let mut buf = Vec::new();
+    for i in 0..1500u32 {
+        if i == 500 {
+            ip(&["link", "del", GONE]);
+        }
+        if i == 1000 {
+            std::fs::write(&log, "boom\n").expect("log");
+        }
+        g.next_packet(&mut buf).expect("packet");
+        sock.send_to(
+            &buf,
+            SocketAddr::from((Ipv4Addr::new(127, 89, 1, 2), ROCE_PORT)),
+        )
+        .expect("send");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    wait_until(Duration::from_secs(20), "the sidecar", || {
+        sidecars(&out).len() == 1
+    });
+    assert!(
+        agent.try_wait().expect("try_wait").is_none(),
+        "the agent kept running"
+    );
+    assert!(
+        interrupt(&mut agent).success(),
+        "{}",
+        agent_log.lock().map(|l| l.clone()).unwrap_or_default()
+    );
+    let side = read_sidecar(&sidecars(&out)[0]);
+    assert!(!side.window.complete);
+    assert!(
+        side.window
+            .shortfall
+            .iter()
+            .any(|s| s.starts_with(&format!("capture on `{GONE}` stopped at"))),
+        "{:?}",
+        side.window.shortfall
+    );
+    assert!(side.packets > 0);
+    assert_eq!(
+        tshark_rows(&out.join(&side.file)).len() as u64,
+        side.packets
+    );
+}

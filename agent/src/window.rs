@@ -418,6 +418,17 @@ impl Writer {
                 }
             })
             .collect();
+        for info in self.plan.interfaces.iter() {
+            if let Some((at, why)) = info.counters.stopped() {
+                if at <= end {
+                    shortfall.push(format!(
+                        "capture on `{}` stopped at {} ({why}): its packets after that are missing",
+                        info.desc.name,
+                        sidecar::rfc3339(at)
+                    ));
+                }
+            }
+        }
         let kernel_drops: u64 = interfaces.iter().map(|i| i.kernel_drops + i.if_drops).sum();
         if kernel_drops > 0 {
             shortfall.push(format!(

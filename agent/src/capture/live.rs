@@ -159,6 +159,7 @@ pub fn spawn(
             counters.bytes.fetch_add(batch_bytes, Ordering::Relaxed);
             if let Err(e) = result {
                 tracing::error!(interface = %name, error = %e, "capture stopped: libpcap read failed");
+                counters.stop(now_ns(), e.to_string());
                 break;
             }
             if writer.as_ref().is_some_and(|w| w.packets() > 0) && opened_at.elapsed() >= FLUSH_INTERVAL {

@@ -47,9 +47,24 @@ pub struct IfaceCounters {
     pub kernel_drops: AtomicU64,
     /// Packets the interface/driver dropped.
     pub if_drops: AtomicU64,
+    /// Why and when (ns) capturing on this interface stopped early (it vanished,
+    /// went down, libpcap failed); `None` while it runs.
+    pub stopped: std::sync::Mutex<Option<(i64, String)>>,
 }
 
 impl IfaceCounters {
+    /// Record that capturing stopped early at `at` (ns) because of `why`.
+    pub fn stop(&self, at: i64, why: String) {
+        if let Ok(mut s) = self.stopped.lock() {
+            s.get_or_insert((at, why));
+        }
+    }
+
+    /// When and why capturing stopped early, if it did.
+    pub fn stopped(&self) -> Option<(i64, String)> {
+        self.stopped.lock().ok().and_then(|s| s.clone())
+    }
+
     /// `[kernel_drops, if_drops]` now.
     pub fn drops(&self) -> [u64; 2] {
         [
