@@ -157,15 +157,36 @@ pub fn open(
         })
 }
 
+/// One interface's pinned blocks, read front to back.
 struct Queue {
     blocks: VecDeque<(Arc<Block>, usize)>,
+    /// Timestamp of the record at the front (kept, so choosing the next record
+    /// across interfaces decodes nothing).
+    head: Option<i64>,
 }
 
 impl Queue {
-    /// Timestamp of the head record.
-    fn head_ts(&self) -> Option<i64> {
-        let (b, off) = self.blocks.front()?;
-        b.record_at(*off).map(|(r, _)| r.ts)
+    fn push(&mut self, block: Arc<Block>) {
+        self.blocks.push_back((block, 0));
+        if self.head.is_none() {
+            self.refresh();
+        }
+    }
+
+    /// Drop exhausted blocks (their buffers may go back to the pool) and
+    /// re-read the front record's timestamp.
+    fn refresh(&mut self) {
+        self.head = loop {
+            let Some((b, off)) = self.blocks.front() else {
+                break None;
+            };
+            match b.record_at(*off) {
+                Some((r, _)) => break Some(r.ts),
+                None => {
+                    self.blocks.pop_front();
+                }
+            }
+        };
     }
 }
 
@@ -198,6 +219,7 @@ impl Writer {
             queues: (0..n)
                 .map(|_| Queue {
                     blocks: VecDeque::new(),
+                    head: None,
                 })
                 .collect(),
             file: None,
@@ -237,7 +259,7 @@ impl Writer {
             match ev {
                 RingEvent::Block(b) => {
                     if let Some(q) = self.queues.get_mut(usize::from(b.iface())) {
-                        q.blocks.push_back((b, 0));
+                        q.push(b);
                     }
                 }
                 RingEvent::Watermark(w) => {
@@ -285,7 +307,7 @@ impl Writer {
             // Few interfaces (1–8): a linear scan beats a heap.
             let mut best: Option<(usize, i64)> = None;
             for (i, q) in self.queues.iter().enumerate() {
-                if let Some(ts) = q.head_ts() {
+                if let Some(ts) = q.head {
                     if best.is_none_or(|(_, b)| ts < b) {
                         best = Some((i, ts));
                     }
@@ -300,7 +322,7 @@ impl Writer {
                 break;
             };
             let Some((rec, next)) = block.record_at(*off) else {
-                q.blocks.pop_front();
+                q.refresh();
                 continue;
             };
             if ts >= start && ts <= end {
@@ -312,9 +334,7 @@ impl Writer {
                 self.per_iface[i] += 1;
             }
             *off = next;
-            if block.record_at(next).is_none() {
-                q.blocks.pop_front(); // the block's buffer may go back to the pool now
-            }
+            q.refresh();
             if self.written >= self.synced + WRITEBACK_STEP {
                 start_writeback(file.get_ref(), self.synced, self.written - self.synced);
                 self.synced = self.written;
