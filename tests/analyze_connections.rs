@@ -3,22 +3,15 @@
 //! syndrome, go-back-N regressions, duplicates (retries of a captured packet), PSN gaps
 //! (packets lost before the capture point and not simply re-sent next) and the stall.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tripcap::analyze::{run, AnalyzeArgs};
 
 fn pcaps_dir() -> PathBuf {
-    let dir = std::env::var_os("TRIPCAP_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("pcaps");
-    assert!(
-        dir.is_dir(),
-        "sample captures not found at {}: set TRIPCAP_SHARED_DIR",
-        dir.display()
-    );
-    dir
+    common::shared_dir().join("pcaps")
 }
 
 struct Truth {

@@ -9,23 +9,14 @@
 //! Needs tshark (Debian package `tshark`); the shared folder is `$TRIPCAP_SHARED_DIR` or
 //! `<repo>/../shared`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tripcap::analyze::{run, AnalyzeArgs};
 
-fn shared_dir() -> PathBuf {
-    let dir = std::env::var_os("TRIPCAP_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let pcaps = dir.join("pcaps");
-    assert!(
-        pcaps.is_dir(),
-        "sample captures not found at {}: set TRIPCAP_SHARED_DIR to the folder holding pcaps/",
-        pcaps.display()
-    );
-    dir
-}
+use common::shared_dir;
 
 /// The `-d …` decode-as arguments recorded next to a capture.
 fn decode_as(pcap: &Path) -> Vec<String> {

@@ -2,22 +2,15 @@
 //! files converted to pcapng by `editcap` (one section, one IDB) and merged by `mergecap`
 //! (several interfaces), a byte-swapped (big-endian) copy, and cut-off copies.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tripcap::capture_file::reader::{Format, Reader};
 
 fn pcaps_dir() -> PathBuf {
-    let dir = std::env::var_os("TRIPCAP_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("pcaps");
-    assert!(
-        dir.is_dir(),
-        "sample captures not found at {}: set TRIPCAP_SHARED_DIR",
-        dir.display()
-    );
-    dir
+    common::shared_dir().join("pcaps")
 }
 
 fn sample_pcaps() -> Vec<PathBuf> {

@@ -2,15 +2,14 @@
 //! times relative to the trigger from a sidecar, RDMA counter deltas, and the files
 //! `write_capture_report` leaves beside a capture (summary JSON + SVG).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use tripcap::analyze::{run, write_capture_report, AnalyzeArgs};
 
 fn pcaps_dir() -> PathBuf {
-    std::env::var_os("TRIPCAP_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("pcaps")
+    common::shared_dir().join("pcaps")
 }
 
 fn json_of(file: &Path) -> serde_json::Value {

@@ -2,6 +2,8 @@
 //! capture fire captures with their finding as the line; clean generated traffic fires
 //! nothing.
 
+mod common;
+
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -17,10 +19,7 @@ use tripcap::traffic::{self, Flow, Generator};
 use tripcap::window::CaptureOutcome;
 
 fn pcaps_dir() -> PathBuf {
-    std::env::var_os("TRIPCAP_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("pcaps")
+    common::shared_dir().join("pcaps")
 }
 
 /// Replays `file` through a ring watched by `defs`; returns every capture's sidecar.

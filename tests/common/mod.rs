@@ -49,32 +49,15 @@ pub fn epoch_ns(text: &str) -> i64 {
 
 /// Every RoCE (infiniband) frame of `file`, decoded by tshark.
 pub fn tshark_rows(file: &Path) -> Vec<Row> {
-    let out = Command::new("tshark")
-        .args(["-r"])
-        .arg(file)
-        .args(["-Y", "infiniband", "-T", "fields", "-E", "separator=/t"])
-        .args([
-            "-e",
-            "frame.time_epoch",
-            "-e",
-            "frame.interface_name",
-            "-e",
-            "ip.dst",
-            "-e",
-            "infiniband.bth.destqp",
-            "-e",
-            "infiniband.bth.psn",
-        ])
-        .output()
-        .expect("tshark runs (install it: apt-get install tshark)");
-    assert!(
-        out.status.success(),
-        "tshark failed on {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
+    let fields = [
+        "frame.time_epoch",
+        "frame.interface_name",
+        "ip.dst",
+        "infiniband.bth.destqp",
+        "infiniband.bth.psn",
+    ];
+    let out = tshark_fields(file, Some("infiniband"), &fields);
+    out.lines()
         .filter(|l| !l.is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
@@ -220,21 +203,33 @@ pub fn interrupt(child: &mut Child) -> std::process::ExitStatus {
     child.wait().expect("wait")
 }
 
-/// Number of frames tshark reads in `file` (any protocol).
-pub fn tshark_rows_any(file: &Path) -> usize {
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(file)
-        .args(["-T", "fields", "-e", "frame.number"])
+/// tshark's `-T fields` output for `file` (tab-separated), optionally
+/// filtered by a display filter; panics with tshark's message if it fails.
+pub fn tshark_fields(file: &Path, filter: Option<&str>, fields: &[&str]) -> String {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(file);
+    if let Some(f) = filter {
+        cmd.args(["-Y", f]);
+    }
+    cmd.args(["-T", "fields", "-E", "separator=/t"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd
         .output()
-        .expect("tshark runs");
+        .expect("tshark runs (install it: apt-get install tshark)");
     assert!(
         out.status.success(),
         "tshark failed on {}: {}",
         file.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Number of frames tshark reads in `file` (any protocol).
+pub fn tshark_rows_any(file: &Path) -> usize {
+    tshark_fields(file, None, &["frame.number"])
         .lines()
         .filter(|l| !l.is_empty())
         .count()
