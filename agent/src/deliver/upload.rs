@@ -599,27 +599,13 @@ impl Uploader {
             let p = self.upload.as_ref().expect("upload configured");
             let url = expand_url(&p.url, &self.host, &unit.incident, &name);
             let path = self.dir.join(&name);
-            let mut headers = p.headers.clone();
+            let key = format!("{}/{name}", unit.incident);
+            let mut headers = unit_headers(p, &key, &unit.incident, &self.host);
             set(&mut headers, p.sha_header.clone(), &sha);
-            set(
-                &mut headers,
-                HeaderName::from_static("idempotency-key"),
-                &format!("{}/{name}", unit.incident),
-            );
-            set(
-                &mut headers,
-                HeaderName::from_static("x-tripcap-incident"),
-                &unit.incident,
-            );
             set(
                 &mut headers,
                 HeaderName::from_static("x-tripcap-file"),
                 &name,
-            );
-            set(
-                &mut headers,
-                HeaderName::from_static("x-tripcap-host"),
-                &self.host,
             );
             let client = p.client.clone();
             let attempt = || {
@@ -664,22 +650,7 @@ impl Uploader {
             "files": files.iter().map(|(n, l, s)| serde_json::json!({"name": n, "size": l, "sha256": s})).collect::<Vec<_>>(),
         })
         .to_string();
-        let mut headers = p.headers.clone();
-        set(
-            &mut headers,
-            HeaderName::from_static("idempotency-key"),
-            &unit.incident,
-        );
-        set(
-            &mut headers,
-            HeaderName::from_static("x-tripcap-incident"),
-            &unit.incident,
-        );
-        set(
-            &mut headers,
-            HeaderName::from_static("x-tripcap-host"),
-            &self.host,
-        );
+        let headers = unit_headers(p, &unit.incident, &unit.incident, &self.host);
         let client = p.client.clone();
         let dir = self.dir.clone();
         let attempt = || {
@@ -778,6 +749,28 @@ impl Uploader {
         unit.state.attempts += failed;
         result
     }
+}
+
+/// The configured headers plus the idempotency key and the unit's identity,
+/// common to PUT (one request per file) and POST (one per unit).
+fn unit_headers(p: &Prepared, idempotency_key: &str, incident: &str, host: &str) -> HeaderMap {
+    let mut headers = p.headers.clone();
+    set(
+        &mut headers,
+        HeaderName::from_static("idempotency-key"),
+        idempotency_key,
+    );
+    set(
+        &mut headers,
+        HeaderName::from_static("x-tripcap-incident"),
+        incident,
+    );
+    set(
+        &mut headers,
+        HeaderName::from_static("x-tripcap-host"),
+        host,
+    );
+    headers
 }
 
 fn set(headers: &mut HeaderMap, name: HeaderName, value: &str) {
