@@ -136,6 +136,22 @@ pub struct RunArgs {
     pub upload_wait: Option<Duration>,
 }
 
+impl RunArgs {
+    /// What `run` (and `wrap`) pass to the agent beyond the config.
+    pub fn options(&self) -> crate::daemon::RunOptions {
+        crate::daemon::RunOptions {
+            replay: self.from_pcap.clone(),
+            speed: self.speed,
+            trigger_at: self.trigger_at.clone(),
+            manual_window: Some((
+                self.quick.pre.unwrap_or(tripcap_triggers::DEFAULT_PRE),
+                self.quick.post.unwrap_or(tripcap_triggers::DEFAULT_POST),
+            )),
+            upload_wait: self.upload_wait,
+        }
+    }
+}
+
 /// `tripcap check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {

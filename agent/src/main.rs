@@ -8,7 +8,7 @@ use clap::Parser;
 use tokio_util::sync::CancellationToken;
 use tripcap::cli::{CheckArgs, Cli, Command, LogFormat, RunArgs};
 use tripcap::config::Config;
-use tripcap::daemon::{self, RunOptions};
+use tripcap::daemon;
 use tripcap::window::CaptureOutcome;
 
 fn main() -> ExitCode {
@@ -156,16 +156,7 @@ fn wrap(args: tripcap::cli::WrapArgs) -> anyhow::Result<ExitCode> {
             .map(|p| p.to_string())
             .collect();
     }
-    let opts = RunOptions {
-        replay: run.from_pcap,
-        speed: run.speed,
-        trigger_at: run.trigger_at,
-        manual_window: Some((
-            run.quick.pre.unwrap_or(tripcap_triggers::DEFAULT_PRE),
-            run.quick.post.unwrap_or(tripcap_triggers::DEFAULT_POST),
-        )),
-        ..RunOptions::default()
-    };
+    let opts = run.options();
     match runtime()?.block_on(tripcap::wrap::run(config, opts, &args.command)) {
         Ok(code) => Ok(ExitCode::from(code)),
         Err(e) => {
@@ -217,16 +208,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
 fn run_agent(args: RunArgs) -> anyhow::Result<ExitCode> {
     let config = load(args.config.as_deref(), &args.quick)?;
-    let opts = RunOptions {
-        replay: args.from_pcap,
-        speed: args.speed,
-        trigger_at: args.trigger_at,
-        manual_window: Some((
-            args.quick.pre.unwrap_or(tripcap_triggers::DEFAULT_PRE),
-            args.quick.post.unwrap_or(tripcap_triggers::DEFAULT_POST),
-        )),
-        upload_wait: args.upload_wait,
-    };
+    let opts = args.options();
     let rt = runtime()?;
     let summary = rt.block_on(async {
         let shutdown = CancellationToken::new();

@@ -375,6 +375,38 @@ impl Ring {
         }
     }
 
+    /// Append a packet to interface `iface`'s open block in `slot`, sealing it
+    /// into the ring and taking a fresh one when it is full. `wait` is passed to
+    /// [`Ring::take_block`]; `false` when no block could be had (the packet is
+    /// not stored; `slot` is then empty).
+    #[inline]
+    pub fn append(
+        &self,
+        slot: &mut Option<BlockWriter>,
+        iface: u16,
+        ts: i64,
+        orig_len: u32,
+        data: &[u8],
+        wait: Option<Duration>,
+    ) -> bool {
+        if let Some(w) = slot.as_mut() {
+            if w.push(ts, orig_len, data) {
+                return true;
+            }
+            if let Some(full) = slot.take() {
+                self.seal(full);
+            }
+        }
+        match self.take_block(iface, wait) {
+            Some(mut w) => {
+                w.push(ts, orig_len, data);
+                *slot = Some(w);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Count a packet a live capture dropped because no block was free.
     pub fn count_full_drop(&self) {
         self.stats.ring_full_drops.fetch_add(1, Ordering::Relaxed);

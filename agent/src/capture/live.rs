@@ -128,29 +128,12 @@ pub fn spawn(
             let (mut batch_packets, mut batch_bytes) = (0u64, 0u64);
             let result = cap.dispatch(None, |pkt| {
                 let ts = super::timeval_ns(&pkt.header.ts, ts_scale);
-                if writer.is_none() {
-                    writer = ring.take_block(iface, None);
-                    opened_at = Instant::now();
-                }
-                let Some(w) = writer.as_mut() else {
+                if !ring.append(&mut writer, iface, ts, pkt.header.len, pkt.data, None) {
                     ring.count_full_drop();
                     return;
-                };
-                if !w.push(ts, pkt.header.len, pkt.data) {
-                    if let Some(full) = writer.take() {
-                        ring.seal(full);
-                    }
-                    writer = ring.take_block(iface, None);
-                    opened_at = Instant::now();
-                    match writer.as_mut() {
-                        Some(w) => {
-                            w.push(ts, pkt.header.len, pkt.data);
-                        }
-                        None => {
-                            ring.count_full_drop();
-                            return;
-                        }
-                    }
+                }
+                if writer.as_ref().is_some_and(|w| w.packets() == 1) {
+                    opened_at = Instant::now(); // a new block: its flush clock starts
                 }
                 batch_packets += 1;
                 batch_bytes += pkt.data.len() as u64;

@@ -308,18 +308,15 @@ fn push(
     data: &[u8],
     stop: &AtomicBool,
 ) -> bool {
-    if let Some(w) = writers[i].as_mut() {
-        if w.push(ts, orig_len, data) {
-            return true;
-        }
-        if let Some(full) = writers[i].take() {
-            ring.seal(full);
-        }
-    }
     loop {
-        if let Some(mut w) = ring.take_block(i as u16, Some(Duration::from_millis(50))) {
-            w.push(ts, orig_len, data);
-            writers[i] = Some(w);
+        if ring.append(
+            &mut writers[i],
+            i as u16,
+            ts,
+            orig_len,
+            data,
+            Some(Duration::from_millis(50)),
+        ) {
             return true;
         }
         if stop.load(Ordering::Relaxed) {
