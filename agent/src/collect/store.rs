@@ -74,6 +74,25 @@ pub enum StoreError {
     },
 }
 
+/// A body refused before it is read (the disk cannot hold it) is still read and
+/// dropped up to this size, so the client gets the answer instead of a reset.
+const REFUSED_BODY_DRAIN: u64 = 16 << 20;
+
+/// Read and drop what is left of a refused body, up to [`REFUSED_BODY_DRAIN`].
+async fn drain<S, E>(chunks: &mut S)
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+{
+    use futures_util::StreamExt;
+    let mut drained = 0u64;
+    while drained <= REFUSED_BODY_DRAIN {
+        match chunks.next().await {
+            Some(Ok(c)) => drained += c.len() as u64,
+            _ => break,
+        }
+    }
+}
+
 /// Whether an I/O error means the disk (or quota) is full.
 pub fn is_disk_full(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
@@ -215,6 +234,11 @@ impl Store {
         if let Some(announced) = size {
             if let Some(free) = free_bytes(&self.root) {
                 if announced > free {
+                    // Read (and drop) a modest body so the client sees the 507
+                    // rather than a connection reset mid-send.
+                    if announced <= REFUSED_BODY_DRAIN {
+                        drain(&mut chunks).await;
+                    }
                     return Err(io_err(io::Error::from_raw_os_error(libc::ENOSPC)));
                 }
             }
@@ -244,7 +268,10 @@ impl Store {
                 })?;
                 h.update(&chunk);
                 got += chunk.len() as u64;
-                out.write_all(&chunk).await.map_err(io_err)?;
+                if let Err(e) = out.write_all(&chunk).await {
+                    drain(&mut chunks).await; // answer rather than reset mid-send
+                    return Err(io_err(e));
+                }
             }
             if let Some(s) = size {
                 if s != got {
