@@ -32,6 +32,7 @@ fn replay_with(file: &Path, defs: Vec<PacketTriggerDef>) -> Vec<Sidecar> {
             memory_limit: 16 << 20,
             block_size: 64 << 10,
             max_age: Duration::from_secs(600),
+            prefault: 0,
         },
         interfaces.len(),
         replay.first_ts().map_or(i64::MIN, |t| t - 1),

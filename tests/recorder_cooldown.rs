@@ -51,6 +51,7 @@ fn cooldown_suppresses_and_merges_without_extending() {
             memory_limit: 16 << 20,
             block_size: 64 << 10,
             max_age: Duration::from_secs(600),
+            prefault: 0,
         },
         1,
         T0 - 1,

@@ -36,6 +36,34 @@ fn replay(out: &Path, files: &[&Path], extra: &[&str]) -> std::process::Output {
     o
 }
 
+/// Both interfaces' packets with a timestamp `keep` accepts, in the order a
+/// capture file must hold them: by time, the lower interface first on ties.
+fn merged(
+    s1: &[(i64, u32)],
+    s2: &[(i64, u32)],
+    keep: impl Fn(i64) -> bool,
+) -> Vec<(i64, String, u32)> {
+    let mut v: Vec<(i64, String, u32)> = s1
+        .iter()
+        .map(|(ts, p)| (*ts, "replay:if1.pcap".to_string(), *p))
+        .chain(
+            s2.iter()
+                .map(|(ts, p)| (*ts, "replay:if2.pcap".to_string(), *p)),
+        )
+        .filter(|(ts, _, _)| keep(*ts))
+        .collect();
+    v.sort();
+    v
+}
+
+/// (time, interface, PSN) of every packet in the capture `side` describes, by tshark.
+fn file_rows(out: &Path, side: &tripcap::sidecar::Sidecar) -> Vec<(i64, String, u32)> {
+    tshark_rows(&out.join(&side.file))
+        .iter()
+        .map(|r| (r.ts, r.iface.clone(), r.psn))
+        .collect()
+}
+
 #[test]
 fn overlapping_triggers_merge_into_one_file() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -200,26 +228,110 @@ fn two_interfaces_go_into_one_file_in_time_order() {
     );
     let side = read_sidecar(&sidecars(&out)[0]);
     assert_eq!(side.interfaces.len(), 2);
-    let rows = tshark_rows(&out.join(&side.file));
-    let mut expected: Vec<(i64, String, u32)> = s1
-        .iter()
-        .map(|(ts, p)| (*ts, "replay:if1.pcap".to_string(), *p))
-        .chain(
-            s2.iter()
-                .map(|(ts, p)| (*ts, "replay:if2.pcap".to_string(), *p)),
-        )
-        .filter(|(ts, _, _)| *ts >= t - S && *ts <= t + S)
-        .collect();
-    expected.sort();
-    let got: Vec<(i64, String, u32)> = rows
-        .iter()
-        .map(|r| (r.ts, r.iface.clone(), r.psn))
-        .collect();
-    assert_eq!(got, expected);
+    let expected = merged(&s1, &s2, |ts| ts >= t - S && ts <= t + S);
+    assert_eq!(file_rows(&out, &side), expected);
     assert_eq!(
         side.interfaces.iter().map(|i| i.packets).sum::<u64>(),
         expected.len() as u64
     );
+}
+
+/// Replay `files` with 8 KiB ring blocks, so a window spans many: most go out
+/// whole, those cut by the window's edges or interleaved with another interface
+/// record by record. One manual trigger at `t` with the given `pre`/`post`.
+fn replay_small_blocks(
+    dir: &Path,
+    files: &[&Path],
+    pre: &str,
+    post: &str,
+    t: i64,
+) -> std::path::PathBuf {
+    let config = dir.join("small-blocks.toml");
+    std::fs::write(
+        &config,
+        "[ring]\nblock_size = \"8KiB\"\n[output]\nreports = false\n",
+    )
+    .expect("write config");
+    let out = dir.join("out");
+    let config = config.to_str().expect("utf-8 path");
+    replay(
+        &out,
+        files,
+        &[
+            "--config",
+            config,
+            "--pre",
+            pre,
+            "--post",
+            post,
+            "--trigger-at",
+            &secs(t),
+        ],
+    );
+    out
+}
+
+#[test]
+fn whole_blocks_and_single_records_merge_alike() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (p1, p2) = (dir.path().join("if1.pcap"), dir.path().join("if2.pcap"));
+    // if1 for 1.5 s, then if2 starting at if1's last timestamp (a tie, which
+    // goes to the lower interface first), the two overlapping for 10 packets.
+    let s1 = write_generated(&p1, T0, MS / 2, 3000, A, B, 0x21);
+    let last1 = s1.last().expect("packets").0;
+    let s2 = write_generated(&p2, last1 - 9 * MS / 2, MS / 2, 3000, A, C, 0x22);
+    let t = T0 + 3 * S / 2;
+    let out = replay_small_blocks(dir.path(), &[&p1, &p2], "1s", "1s", t);
+    let side = read_sidecar(&sidecars(&out)[0]);
+    let expected = merged(&s1, &s2, |ts| ts >= t - S && ts <= t + S);
+    assert_eq!(file_rows(&out, &side), expected);
+    assert_eq!(side.packets, expected.len() as u64);
+}
+
+#[test]
+fn a_whole_block_ending_on_a_tie_waits_for_the_lower_interface() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (p1, p2) = (dir.path().join("if1.pcap"), dir.path().join("if2.pcap"));
+    // 8 KiB blocks of 160-byte records (32 bytes of framing + 128 captured):
+    // 51 packets of if2 per block. if1 has one packet at the time of each of
+    // those blocks' last packets, so each if2 block could go out whole only by
+    // jumping the tie, which belongs to if1 (the lower interface index).
+    const PER_BLOCK: i64 = 8192 / (32 + 128);
+    let t2: Vec<i64> = (0..PER_BLOCK * 20).map(|k| T0 + k * MS / 2).collect();
+    let t1: Vec<i64> = (0..20)
+        .map(|n| T0 + (PER_BLOCK * n + PER_BLOCK - 1) * MS / 2)
+        .collect();
+    let s1 = write_generated_at(&p1, &t1, A, B, 0x41);
+    let s2 = write_generated_at(&p2, &t2, A, C, 0x42);
+    let out = replay_small_blocks(dir.path(), &[&p1, &p2], "10s", "0s", T0 + S);
+    let side = read_sidecar(&sidecars(&out)[0]);
+    let got = file_rows(&out, &side);
+    let expected = merged(&s1, &s2, |_| true);
+    let first_difference = got.iter().zip(&expected).position(|(g, e)| g != e);
+    assert_eq!(first_difference, None, "file order differs there");
+    assert_eq!(got.len(), expected.len());
+}
+
+#[test]
+fn a_packet_stamped_before_the_window_is_left_out_of_a_block_it_shares() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("clock-step.pcap");
+    // 1 ms apart, but packet 500's clock stepped back 5 s: before the window.
+    let times: Vec<i64> = (0..1000i64)
+        .map(|i| if i == 500 { T0 - 5 * S } else { T0 + i * MS })
+        .collect();
+    let sent = write_generated_at(&p, &times, A, B, 0x31);
+    let t = T0 + S / 2;
+    let out = replay_small_blocks(dir.path(), &[&p], "500ms", "2s", t);
+    let side = read_sidecar(&sidecars(&out)[0]);
+    // File order is capture order; only the stepped-back packet is outside.
+    let expected: Vec<(i64, u32)> = sent.iter().copied().filter(|&(ts, _)| ts >= T0).collect();
+    assert_eq!(expected.len(), 999);
+    let got: Vec<(i64, u32)> = file_rows(&out, &side)
+        .into_iter()
+        .map(|(ts, _, psn)| (ts, psn))
+        .collect();
+    assert_eq!(got, expected);
 }
 
 #[test]

@@ -219,6 +219,7 @@ pub async fn run_with_lines(
             block_size: usize::try_from(config.ring.block_size)
                 .unwrap_or(crate::ring::DEFAULT_BLOCK_SIZE),
             max_age: config.effective_max_age(&set),
+            prefault: crate::ring::DEFAULT_PREFAULT,
         },
         interfaces.len(),
         started_at,

@@ -1,7 +1,10 @@
 //! The ring: the last seconds of captured packets, bounded by bytes and by age.
 //!
 //! Packets are stored as *records* (timestamp ns, original length, captured
-//! bytes) packed into fixed-size *blocks*. A capture thread fills one block of
+//! bytes) packed into fixed-size *blocks*. A record is laid out as the pcapng
+//! Enhanced Packet Block a capture file holds for it (little-endian, timestamp
+//! in ns, interface id = ring interface index), so a dump writes runs of
+//! records, up to whole blocks, without re-framing them. A capture thread fills one block of
 //! its own ([`BlockWriter`]) with no lock and no allocation, then *seals* it into
 //! the ring as an `Arc<Block>`. A window being dumped takes references to the
 //! blocks it needs and subscribes to the blocks sealed after it opened, so the
@@ -12,7 +15,10 @@
 //! blocks pinned by dumps in flight count against the limit. When the pool is
 //! empty the oldest ring block is evicted (counted); if every buffer is pinned by
 //! dumps, a live capture drops the packet (counted as `ring_full_drops`) rather
-//! than wait, while a replay waits (it has no deadline).
+//! than wait, while a replay waits (it has no deadline). A `ring-prefault`
+//! thread keeps a few free buffers allocated and page-faulted ahead of the
+//! capture ([`RingConfig::prefault`]), so a capture thread filling a cold ring
+//! does not stop on a page fault every 4 KiB.
 //!
 //! Time: each interface has a *watermark*, the capture time up to which all of
 //! its packets are sealed. Windows close when the lowest watermark passes their
@@ -24,8 +30,14 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-/// Bytes of a record header: ts (8), original length (4), captured length (4).
-const RECORD_HEADER: usize = 16;
+/// Bytes of a record's framing: the Enhanced Packet Block header (type, total
+/// length, interface id, timestamp high and low, captured and original length)
+/// and the trailing total length. The captured bytes between them are padded to 4.
+const RECORD_OVERHEAD: usize = 32;
+/// Bytes of the framing before the captured bytes.
+const RECORD_HEAD: usize = 28;
+/// pcapng block type of an Enhanced Packet Block.
+const EPB_TYPE: u32 = 6;
 
 /// Default size of one block.
 pub const DEFAULT_BLOCK_SIZE: usize = 256 * 1024;
@@ -33,9 +45,13 @@ pub const DEFAULT_BLOCK_SIZE: usize = 256 * 1024;
 /// A watermark meaning "this interface will deliver nothing more".
 pub const WATERMARK_END: i64 = i64::MAX;
 
-/// Round a record length up to 8 bytes so headers stay aligned.
+/// Round a captured length up to 4 bytes, as pcapng pads packet data.
 fn padded(len: usize) -> usize {
-    (len + 7) & !7
+    (len + 3) & !3
+}
+
+fn u32_at(buf: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(buf.get(at..at + 4)?.try_into().ok()?))
 }
 
 /// Sizes of the ring.
@@ -48,7 +64,14 @@ pub struct RingConfig {
     /// Blocks whose newest packet is older than this (relative to the newest
     /// packet sealed) are evicted even when memory is left.
     pub max_age: Duration,
+    /// Bytes of free buffers a background thread keeps allocated and
+    /// page-faulted ahead of the capture (0: none), so filling a cold ring never
+    /// stalls a capture thread on first-touch page faults. Within `memory_limit`.
+    pub prefault: usize,
 }
+
+/// Default [`RingConfig::prefault`]: 32 MiB of warm buffers.
+pub const DEFAULT_PREFAULT: usize = 32 << 20;
 
 /// One sealed block of records from one interface.
 #[derive(Debug)]
@@ -58,7 +81,12 @@ pub struct Block {
     iface: u16,
     packets: u32,
     first_ts: i64,
+    min_ts: i64,
     last_ts: i64,
+    /// Captured bytes of all records.
+    data_bytes: u64,
+    /// Original (wire) lengths of all records.
+    wire_bytes: u64,
     pool: Weak<Pool>,
 }
 
@@ -79,18 +107,41 @@ impl Block {
     pub fn last_ts(&self) -> i64 {
         self.last_ts
     }
+    /// Lowest timestamp of any record in the block (capture clocks can step back).
+    pub fn min_ts(&self) -> i64 {
+        self.min_ts
+    }
+    /// Captured bytes of all records.
+    pub fn data_bytes(&self) -> u64 {
+        self.data_bytes
+    }
+    /// Original (on the wire) lengths of all records.
+    pub fn wire_bytes(&self) -> u64 {
+        self.wire_bytes
+    }
+    /// Every record, as consecutive pcapng Enhanced Packet Blocks.
+    pub fn pcapng(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
     /// The record starting at byte `offset`, and the offset of the next one.
     pub fn record_at(&self, offset: usize) -> Option<(Record<'_>, usize)> {
-        if offset + RECORD_HEADER > self.len {
+        if offset + RECORD_OVERHEAD > self.len {
             return None;
         }
-        let h = &self.buf[offset..offset + RECORD_HEADER];
-        let ts = i64::from_le_bytes(h[0..8].try_into().ok()?);
-        let orig_len = u32::from_le_bytes(h[8..12].try_into().ok()?);
-        let cap_len = u32::from_le_bytes(h[12..16].try_into().ok()?) as usize;
-        let start = offset + RECORD_HEADER;
-        let data = self.buf.get(start..start + cap_len)?;
-        Some((Record { ts, orig_len, data }, start + padded(cap_len)))
+        let b = &self.buf[..self.len];
+        let total = (u32_at(b, offset + 4)? as usize).max(RECORD_OVERHEAD);
+        let ts = (u64::from(u32_at(b, offset + 12)?) << 32) | u64::from(u32_at(b, offset + 16)?);
+        let cap_len = u32_at(b, offset + 20)? as usize;
+        let orig_len = u32_at(b, offset + 24)?;
+        let data = b.get(offset + RECORD_HEAD..offset + RECORD_HEAD + cap_len)?;
+        let pcapng = b.get(offset..offset + total)?;
+        let record = Record {
+            ts: ts as i64,
+            orig_len,
+            data,
+            pcapng,
+        };
+        Some((record, offset + total))
     }
     /// Iterate over the records.
     pub fn records(&self) -> Records<'_> {
@@ -118,6 +169,8 @@ pub struct Record<'a> {
     pub orig_len: u32,
     /// The captured bytes (at most snaplen).
     pub data: &'a [u8],
+    /// The whole record: the pcapng Enhanced Packet Block holding it.
+    pub pcapng: &'a [u8],
 }
 
 /// Iterator over a block's records.
@@ -140,6 +193,8 @@ impl<'a> Iterator for Records<'a> {
 struct Pool {
     free: Mutex<Vec<Vec<u8>>>,
     returned: Condvar,
+    /// Signalled when a buffer is taken, for the prefault thread.
+    taken: Condvar,
     allocated: AtomicU64,
     max_blocks: u64,
     block_size: usize,
@@ -156,18 +211,46 @@ impl Pool {
     /// A free buffer, or a new one while under the limit.
     fn try_get(&self) -> Option<Vec<u8>> {
         if let Some(buf) = self.lock().pop() {
+            self.taken.notify_one();
             return Some(buf);
         }
-        let n = self.allocated.load(Ordering::Relaxed);
-        if n < self.max_blocks
-            && self
-                .allocated
-                .compare_exchange(n, n + 1, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
+        self.reserve().then(|| vec![0u8; self.block_size])
+    }
+    /// Count one more buffer as allocated, if under the limit.
+    fn reserve(&self) -> bool {
+        self.allocated
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < self.max_blocks).then_some(n + 1)
+            })
+            .is_ok()
+    }
+}
+
+/// Keep up to `keep` free buffers allocated and page-faulted ahead of the
+/// capture threads, until the pool reaches its limit or the ring is dropped.
+/// Writing one byte per page makes the kernel allocate and zero the page here,
+/// on another core, instead of in a capture thread's first `push` into it.
+fn prefault(pool: Weak<Pool>, keep: usize) {
+    const PAGE: usize = 4096;
+    loop {
+        let Some(pool) = pool.upgrade() else { return };
         {
-            return Some(vec![0u8; self.block_size]);
+            let free = pool.lock();
+            if free.len() >= keep {
+                // Woken by a take; the timeout notices the ring going away.
+                let _ = pool.taken.wait_timeout(free, Duration::from_millis(200));
+                continue;
+            }
         }
-        None
+        if !pool.reserve() {
+            return; // the pool is at its limit: every buffer exists
+        }
+        let mut buf = vec![0u8; pool.block_size];
+        for i in (0..buf.len()).step_by(PAGE) {
+            // SAFETY: `i < buf.len()`; a volatile write is not elided for a zeroed allocation.
+            unsafe { std::ptr::write_volatile(buf.as_mut_ptr().add(i), 0) };
+        }
+        pool.put(buf);
     }
 }
 
@@ -180,27 +263,52 @@ pub struct BlockWriter {
 impl BlockWriter {
     /// Append a packet; `false` if the block has no room left for it.
     /// `data` longer than the block is cut to fit (its `orig_len` is kept).
+    /// Timestamps before the epoch are stored as 0, as pcapng cannot hold them.
     #[inline]
     pub fn push(&mut self, ts: i64, orig_len: u32, data: &[u8]) -> bool {
         let b = &mut self.block;
-        let room = b.buf.len().saturating_sub(b.len + RECORD_HEADER);
+        // Block sizes and records are multiples of 4, so `room` is too and the
+        // padded data always fits when the data does.
+        let room = b.buf.len().saturating_sub(b.len + RECORD_OVERHEAD);
         if room < data.len() && b.packets > 0 {
             return false;
         }
         let data = &data[..data.len().min(room)];
-        let at = b.len;
-        b.buf[at..at + 8].copy_from_slice(&ts.to_le_bytes());
-        b.buf[at + 8..at + 12].copy_from_slice(&orig_len.to_le_bytes());
-        b.buf[at + 12..at + 16].copy_from_slice(&(data.len() as u32).to_le_bytes());
-        b.buf[at + RECORD_HEADER..at + RECORD_HEADER + data.len()].copy_from_slice(data);
-        b.len = (at + RECORD_HEADER + padded(data.len())).min(b.buf.len());
+        let ts = ts.max(0);
+        let body = padded(data.len());
+        let total = RECORD_OVERHEAD + body;
+        let Some(rec) = b.buf.get_mut(b.len..b.len + total) else {
+            return false; // a block smaller than one record's framing
+        };
+        let (head, rest) = rec.split_at_mut(RECORD_HEAD);
+        let fields = [
+            EPB_TYPE,
+            total as u32,
+            u32::from(b.iface),
+            ((ts as u64) >> 32) as u32,
+            ts as u32,
+            data.len() as u32,
+            orig_len,
+        ];
+        for (slot, v) in head.chunks_exact_mut(4).zip(fields) {
+            slot.copy_from_slice(&v.to_le_bytes());
+        }
+        rest[..data.len()].copy_from_slice(data);
+        // Zero the padding: a reused buffer must not leak an older packet's bytes.
+        rest[data.len()..body].fill(0);
+        rest[body..body + 4].copy_from_slice(&(total as u32).to_le_bytes());
+        b.len += total;
         if b.packets == 0 {
             b.first_ts = ts;
+            b.min_ts = ts;
             b.last_ts = ts;
         } else {
+            b.min_ts = b.min_ts.min(ts);
             b.last_ts = b.last_ts.max(ts);
         }
         b.packets += 1;
+        b.data_bytes += data.len() as u64;
+        b.wire_bytes += u64::from(orig_len);
         true
     }
     /// Records written so far.
@@ -281,16 +389,26 @@ impl Ring {
     /// A ring for `interfaces` interfaces, whose packets are all newer than `started_at`
     /// (ns since the epoch): the ring can't reach back before the capture started.
     pub fn new(config: RingConfig, interfaces: usize, started_at: i64) -> Arc<Ring> {
-        let block_size = config.block_size.max(4096);
+        let block_size = config.block_size.max(4096) & !7;
         let max_blocks = (config.memory_limit / block_size).max(2) as u64;
+        let pool = Arc::new(Pool {
+            free: Mutex::new(Vec::new()),
+            returned: Condvar::new(),
+            taken: Condvar::new(),
+            allocated: AtomicU64::new(0),
+            max_blocks,
+            block_size,
+        });
+        let keep = config.prefault / block_size;
+        if keep > 0 {
+            let weak = Arc::downgrade(&pool);
+            // Best effort: without the thread, capture threads fault pages in themselves.
+            let _ = std::thread::Builder::new()
+                .name("ring-prefault".into())
+                .spawn(move || prefault(weak, keep));
+        }
         Arc::new(Ring {
-            pool: Arc::new(Pool {
-                free: Mutex::new(Vec::new()),
-                returned: Condvar::new(),
-                allocated: AtomicU64::new(0),
-                max_blocks,
-                block_size,
-            }),
+            pool,
             state: Mutex::new(State {
                 blocks: VecDeque::new(),
                 watermarks: vec![i64::MIN; interfaces],
@@ -336,7 +454,10 @@ impl Ring {
                         iface,
                         packets: 0,
                         first_ts: 0,
+                        min_ts: 0,
                         last_ts: 0,
+                        data_bytes: 0,
+                        wire_bytes: 0,
                         pool: Arc::downgrade(&self.pool),
                     },
                 });
@@ -424,7 +545,7 @@ impl Ring {
             .fetch_add(u64::from(block.packets), Ordering::Relaxed);
         self.stats
             .bytes
-            .fetch_add(block.len as u64, Ordering::Relaxed);
+            .fetch_add(block.data_bytes, Ordering::Relaxed);
         let block = Arc::new(block);
         let mut aged = Vec::new();
         {
@@ -524,10 +645,22 @@ mod tests {
                 memory_limit: limit,
                 block_size: block,
                 max_age: Duration::from_secs(3600),
+                prefault: 0,
             },
             1,
             0,
         )
+    }
+
+    /// Seal `w` and get it back as a subscriber sees it.
+    fn seal_and_read_back(r: &Ring, w: BlockWriter) -> Arc<Block> {
+        r.seal(w);
+        let (tx, rx) = mpsc::channel();
+        r.subscribe(0, tx);
+        match rx.try_recv() {
+            Ok(RingEvent::Block(b)) => b,
+            other => panic!("no block: {other:?}"),
+        }
     }
 
     #[test]
@@ -536,17 +669,35 @@ mod tests {
         let mut w = r.take_block(0, None).expect("block");
         assert!(w.push(10, 100, &[1, 2, 3]));
         assert!(w.push(20, 5, &[9; 5]));
-        r.seal(w);
-        let (tx, rx) = mpsc::channel();
-        r.subscribe(0, tx);
-        let Ok(RingEvent::Block(b)) = rx.try_recv() else {
-            panic!("no block")
-        };
+        let b = seal_and_read_back(&r, w);
         let recs: Vec<_> = b
             .records()
             .map(|r| (r.ts, r.orig_len, r.data.to_vec()))
             .collect();
         assert_eq!(recs, vec![(10, 100, vec![1, 2, 3]), (20, 5, vec![9; 5])]);
+    }
+
+    #[test]
+    fn a_record_is_the_pcapng_block_a_capture_file_holds_for_it() {
+        let r = ring(4096, 4096); // 2 buffers: the second take reuses the first
+        let mut w = r.take_block(3, None).expect("block");
+        assert!(w.push(1, 99, &[0xff; 99]));
+        drop(w.block); // back to the pool, dirty
+        let mut w = r.take_block(3, None).expect("block");
+        let ts = 1_796_000_000_123_456_789;
+        assert!(w.push(ts, 1500, &[1, 2, 3, 4, 5]));
+        let b = seal_and_read_back(&r, w);
+        let rec = b.records().next().expect("record");
+        let mut expected = Vec::new();
+        crate::capture_file::pcapng::write_packet(&mut expected, 3, ts, 1500, &[1, 2, 3, 4, 5])
+            .expect("write to a Vec");
+        assert_eq!(
+            rec.pcapng,
+            &expected[..],
+            "padding zeroed, not the old 0xff"
+        );
+        assert_eq!(b.pcapng(), &expected[..]);
+        assert_eq!((b.data_bytes(), b.wire_bytes()), (5, 1500));
     }
 
     #[test]
@@ -558,15 +709,10 @@ mod tests {
             "first packet always fits, cut"
         );
         assert!(!w.push(2, 10, &[1; 10]));
-        r.seal(w);
-        let (tx, rx) = mpsc::channel();
-        r.subscribe(0, tx);
-        let Ok(RingEvent::Block(b)) = rx.try_recv() else {
-            panic!("no block")
-        };
+        let b = seal_and_read_back(&r, w);
         let rec = b.records().next().expect("record");
         assert_eq!(rec.orig_len, 10_000);
-        assert_eq!(rec.data.len(), 4096 - RECORD_HEADER);
+        assert_eq!(rec.data.len(), 4096 - RECORD_OVERHEAD);
     }
 
     #[test]
@@ -612,6 +758,7 @@ mod tests {
                 memory_limit: 1 << 20,
                 block_size: 4096,
                 max_age: Duration::from_secs(1),
+                prefault: 0,
             },
             2,
             0,
@@ -639,6 +786,7 @@ mod tests {
                 memory_limit: 1 << 20,
                 block_size: 4096,
                 max_age: Duration::from_nanos(1000),
+                prefault: 0,
             },
             1,
             0,

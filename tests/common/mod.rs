@@ -98,17 +98,30 @@ pub fn write_generated(
     dst: Ipv4Addr,
     qp: u32,
 ) -> Vec<(i64, u32)> {
+    let times: Vec<i64> = (0..n as i64).map(|i| start_ns + step_ns * i).collect();
+    write_generated_at(path, &times, src, dst, qp)
+}
+
+/// Like [`write_generated`], one data packet per timestamp in `times`, in that
+/// order (which need not be sorted): returns (ts, PSN) of each.
+pub fn write_generated_at(
+    path: &Path,
+    times: &[i64],
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    qp: u32,
+) -> Vec<(i64, u32)> {
     let mut g = Generator::new(vec![Flow::new(qp, qp + 0x100, 100, 1)], 200);
     let mut payload = Vec::new();
     let mut frame = Vec::new();
     let mut frames = Vec::new();
     let mut sent = Vec::new();
-    while frames.len() < n {
+    while frames.len() < times.len() {
         let p = g.next_of(0, &mut payload).expect("packet");
         if p.reply {
             continue; // data packets only: one per PSN
         }
-        let ts = start_ns + step_ns * frames.len() as i64;
+        let ts = times[frames.len()];
         traffic::frame(src, dst, 49152, &payload, &mut frame);
         frames.push((ts, frame.clone()));
         sent.push((ts, p.psn));

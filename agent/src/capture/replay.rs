@@ -23,6 +23,8 @@ use crate::ring::{BlockWriter, Ring, WATERMARK_END};
 
 /// Read buffer per replayed file.
 const READ_BUFFER: usize = 1 << 20;
+/// Packets between updates of the shared per-interface counters.
+const COUNTER_BATCH: u64 = 4096;
 
 /// How fast to replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -206,6 +208,8 @@ impl Replay {
         let wall_start = Instant::now();
         let mut last_flush = Instant::now();
         let first = self.first_ts();
+        // Per-interface packets and bytes not yet added to the shared counters.
+        let mut counted = vec![[0u64; 2]; self.infos.len()];
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -226,6 +230,7 @@ impl Replay {
                 }
                 seal_all(ring, &mut writers);
                 ring.advance_all(t);
+                publish(&self.infos, &mut counted);
                 fire(t);
                 pending.next();
             }
@@ -254,12 +259,14 @@ impl Replay {
             ) {
                 break;
             }
-            let counters = &self.infos[usize::from(iface)].counters;
-            counters.packets.fetch_add(1, Ordering::Relaxed);
-            counters
-                .bytes
-                .fetch_add(src.buf.len() as u64, Ordering::Relaxed);
+            let c = &mut counted[usize::from(iface)];
+            c[0] += 1;
+            c[1] += src.buf.len() as u64;
             report.packets += 1;
+            // At capture pace the counters are read while the replay runs: keep them current.
+            if speed == Speed::Realtime || report.packets % COUNTER_BATCH == 0 {
+                publish(&self.infos, &mut counted);
+            }
             report.first_ts.get_or_insert(ts);
             report.last_ts = Some(report.last_ts.map_or(ts, |l| l.max(ts)));
             if let Err(e) = src.advance() {
@@ -270,6 +277,7 @@ impl Replay {
             }
         }
         seal_all(ring, &mut writers);
+        publish(&self.infos, &mut counted);
         if let Some(last) = report.last_ts {
             ring.advance_all(last);
         }
@@ -286,6 +294,17 @@ fn file_name(path: &Path) -> String {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
+}
+
+/// Add the packets and bytes counted locally to the interfaces' shared counters.
+fn publish(infos: &[InterfaceInfo], counted: &mut [[u64; 2]]) {
+    for (info, c) in infos.iter().zip(counted.iter_mut()) {
+        if c[0] > 0 {
+            info.counters.packets.fetch_add(c[0], Ordering::Relaxed);
+            info.counters.bytes.fetch_add(c[1], Ordering::Relaxed);
+            *c = [0, 0];
+        }
+    }
 }
 
 /// Seal every open block and raise the watermark to what is now sealed.
