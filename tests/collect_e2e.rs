@@ -31,11 +31,17 @@ impl Drop for Collect {
 }
 
 fn collector(dir: &Path) -> Collect {
+    collector_with(dir, &[])
+}
+
+/// A collector with `extra` command-line arguments.
+fn collector_with(dir: &Path, extra: &[&str]) -> Collect {
     let store = dir.join("collected");
     let mut cmd = tripcap();
     cmd.args(["collect", "--listen", "127.0.0.1:0", "--dir"])
         .arg(&store)
         .args(["--token-env", TOKEN_ENV])
+        .args(extra)
         .env(TOKEN_ENV, TOKEN);
     let (child, log) = spawn_ready(&mut cmd, "collector listening on", Duration::from_secs(20));
     // spawn_ready reports the line before it appends it to the log.
@@ -67,11 +73,10 @@ fn rt() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-#[test]
-fn agent_replay_uploads_to_the_collector_byte_identical() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let c = collector(dir.path());
-    let pcap = dir.path().join("in.pcap");
+/// Replay 3000 generated packets through an agent uploading to `c`, with one
+/// manual trigger keeping 1 s of them; returns the agent's output directory and stderr.
+fn agent_replay_uploading_to(c: &Collect, dir: &Path) -> (PathBuf, String) {
+    let pcap = dir.join("in.pcap");
     write_generated(
         &pcap,
         T0,
@@ -81,8 +86,8 @@ fn agent_replay_uploads_to_the_collector_byte_identical() {
         Ipv4Addr::new(10, 0, 0, 2),
         0x11,
     );
-    let out = dir.path().join("out");
-    let cfg = dir.path().join("agent.toml");
+    let out = dir.join("out");
+    let cfg = dir.join("agent.toml");
     std::fs::write(
         &cfg,
         format!(
@@ -104,8 +109,16 @@ fn agent_replay_uploads_to_the_collector_byte_identical() {
         .arg("--trigger-at")
         .arg(format!("{}.{:09}", t / S, t % S))
         .env(TOKEN_ENV, TOKEN));
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "{stderr}");
+    (out, stderr)
+}
+
+#[test]
+fn agent_replay_uploads_to_the_collector_byte_identical() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let c = collector(dir.path());
+    let (out, stderr) = agent_replay_uploading_to(&c, dir.path());
     assert!(stderr.contains("capture uploaded"), "{stderr}");
     assert!(
         !stderr.contains(TOKEN),
@@ -426,6 +439,91 @@ fn a_full_collector_disk_answers_507_and_keeps_nothing_half_written() {
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn files_over_max_file_size_get_413_and_the_agent_parks_its_capture() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let c = collector_with(dir.path(), &["--max-file-size", "4KiB"]);
+    let big = vec![0x5au8; 8 << 10];
+    let (statuses, answer) = rt().block_on(async {
+        let client = reqwest::Client::new();
+        let put = |name: &str, body: reqwest::Body, digest: String| {
+            client
+                .put(format!("{}/upload/h1/inc-1/{name}", c.url))
+                .header("x-content-sha256", digest)
+                .bearer_auth(TOKEN)
+                .body(body)
+                .send()
+        };
+        let mut out = Vec::new();
+        // Announced (Content-Length): refused before a byte is stored.
+        let r = put("announced.pcapng", big.clone().into(), sha(&big))
+            .await
+            .expect("send");
+        out.push(r.status().as_u16());
+        let answer = r.text().await.expect("text");
+        // Not announced (chunked): refused when it goes over.
+        let chunks: Vec<Result<bytes::Bytes, std::io::Error>> = (0..8)
+            .map(|_| Ok(bytes::Bytes::from(vec![0x5au8; 1 << 10])))
+            .collect();
+        let body = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
+        let r = put("streamed.pcapng", body, sha(&big)).await.expect("send");
+        out.push(r.status().as_u16());
+        // Within the limit.
+        let small = vec![1u8; 1000];
+        let r = put("fits.pcapng", small.clone().into(), sha(&small))
+            .await
+            .expect("send");
+        out.push(r.status().as_u16());
+        // A multipart unit whose file is over the limit.
+        let meta = serde_json::json!({"incident": "inc-2", "host": "h1",
+            "files": [{"name": "big.pcapng", "size": big.len(), "sha256": sha(&big)}]});
+        let form = reqwest::multipart::Form::new()
+            .text("metadata", meta.to_string())
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(big.clone()).file_name("big.pcapng"),
+            );
+        let r = client
+            .post(format!("{}/upload", c.url))
+            .bearer_auth(TOKEN)
+            .multipart(form)
+            .send()
+            .await
+            .expect("send");
+        out.push(r.status().as_u16());
+        (out, answer)
+    });
+    assert_eq!(statuses, vec![413, 413, 201, 413]);
+    assert!(
+        answer.contains("announced.pcapng is 8192 bytes or more, over this collector's limit of 4096 bytes per file: start the collector with a larger --max-file-size"),
+        "{answer}"
+    );
+    let stored: Vec<String> = walk(&c.dir)
+        .into_iter()
+        .filter_map(|p| Some(Path::new(&p).file_name()?.to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(
+        stored,
+        vec!["fits.pcapng".to_string()],
+        "nothing else, no .tmp"
+    );
+
+    // The agent's capture is larger than 4 KiB: refused for good, so parked
+    // (kept in the spool, not retried), with the collector's reason in the log.
+    let (out, stderr) = agent_replay_uploading_to(&c, dir.path());
+    assert!(
+        stderr.contains("upload refused: capture parked"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("413"), "{stderr}");
+    assert!(stderr.contains("--max-file-size"), "{stderr}");
+    let side = read_sidecar(&sidecars(&out)[0]);
+    assert!(
+        out.join(&side.file).exists(),
+        "the capture stays in the spool"
+    );
 }
 
 fn walk(dir: &Path) -> Vec<String> {

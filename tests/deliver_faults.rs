@@ -120,7 +120,7 @@ impl Drop for Server {
 async fn server_on(addr: SocketAddr) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = dir.path().join("store");
-    let state = Collector::new(store.clone(), None).expect("collector");
+    let state = Collector::new(store.clone(), None, u64::MAX).expect("collector");
     let faults = Arc::new(Faults::default());
     let app = collect::router(state).layer(middleware::from_fn_with_state(
         Arc::clone(&faults),

@@ -175,6 +175,9 @@ pub struct CollectArgs {
     /// Name of the environment variable holding the bearer token uploads must carry.
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
+    /// Largest file accepted (`64GiB`, `500MiB`…); larger ones are refused with 413.
+    #[arg(long, value_name = "SIZE", default_value = "64GiB", value_parser = config::parse_size)]
+    pub max_file_size: u64,
 }
 
 /// `tripcap demo`.

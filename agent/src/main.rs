@@ -183,7 +183,7 @@ fn collect(args: tripcap::cli::CollectArgs) -> anyhow::Result<ExitCode> {
             wait_for_signal().await;
             on_signal.cancel();
         });
-        tripcap::collect::run(args.listen, args.dir, token, shutdown).await
+        tripcap::collect::run(args.listen, args.dir, token, args.max_file_size, shutdown).await
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,9 @@
 //! body limit is lifted on the upload routes for that reason). Uploads need
 //! `Authorization: Bearer <token>` when a token is configured: missing → 401,
 //! wrong → 403, compared in constant time. Integrity failures are refused with
-//! 422 (digest) or 400 (size, malformed request); the page is read-only and
+//! 422 (digest) or 400 (size, malformed request), and a file over
+//! `--max-file-size` with 413, announced or not (the agent parks it: sending it
+//! again cannot succeed); the page is read-only and
 //! open to anyone who can reach the listener, so bind it where only the people
 //! who may read captures can.
 
@@ -45,10 +47,15 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// A collector storing under `dir`; uploads need `token` when set.
-    pub fn new(dir: PathBuf, token: Option<String>) -> std::io::Result<Arc<Collector>> {
+    /// A collector storing under `dir` files of at most `max_file` bytes;
+    /// uploads need `token` when set.
+    pub fn new(
+        dir: PathBuf,
+        token: Option<String>,
+        max_file: u64,
+    ) -> std::io::Result<Arc<Collector>> {
         Ok(Arc::new(Collector {
-            store: Store::open(dir)?,
+            store: Store::open(dir, max_file)?,
             token,
         }))
     }
@@ -116,11 +123,14 @@ pub async fn run(
     listen: SocketAddr,
     dir: PathBuf,
     token: Option<String>,
+    max_file: u64,
     shutdown: CancellationToken,
 ) -> Result<(), CollectError> {
-    let state = Collector::new(dir.clone(), token.clone()).map_err(|source| CollectError::Dir {
-        dir: dir.display().to_string(),
-        source,
+    let state = Collector::new(dir.clone(), token.clone(), max_file).map_err(|source| {
+        CollectError::Dir {
+            dir: dir.display().to_string(),
+            source,
+        }
     })?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -183,6 +193,7 @@ fn refuse(e: &StoreError) -> Response {
         }
         StoreError::Digest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         StoreError::Conflict { .. } => StatusCode::CONFLICT,
+        StoreError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         // A full disk is the collector's condition, not the upload's: 507 is a
         // 5xx, so agents keep the unit and retry once space is freed.
         StoreError::Io { source, .. } if store::is_disk_full(source) => {

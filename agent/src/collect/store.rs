@@ -56,6 +56,16 @@ pub enum StoreError {
         /// Digest stored.
         stored: String,
     },
+    /// The file is larger than the collector accepts.
+    #[error("{file} is {size} bytes or more, over this collector's limit of {limit} bytes per file: start the collector with a larger --max-file-size, or make captures smaller (shorter pre/post, a smaller snaplen)")]
+    TooLarge {
+        /// File.
+        file: String,
+        /// Bytes announced, or received when it went over.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The body could not be read from the client.
     #[error("upload of {file} was interrupted: {message}")]
     Body {
@@ -150,11 +160,12 @@ pub enum Stored {
 pub struct Store {
     root: PathBuf,
     seq: AtomicU64,
+    max_file: u64,
 }
 
 impl Store {
-    /// Storage under `root` (created 0700).
-    pub fn open(root: PathBuf) -> io::Result<Store> {
+    /// Storage under `root` (created 0700), refusing files over `max_file` bytes.
+    pub fn open(root: PathBuf, max_file: u64) -> io::Result<Store> {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -162,6 +173,7 @@ impl Store {
         Ok(Store {
             root,
             seq: AtomicU64::new(0),
+            max_file,
         })
     }
 
@@ -231,6 +243,19 @@ impl Store {
             file: file.to_string(),
             source,
         };
+        let too_large = |size| StoreError::TooLarge {
+            file: file.to_string(),
+            size,
+            limit: self.max_file,
+        };
+        if let Some(announced) = size.filter(|&s| s > self.max_file) {
+            // Refused before a byte is written; read a modest body so the
+            // client gets the answer rather than a reset.
+            if announced <= REFUSED_BODY_DRAIN {
+                drain(&mut chunks).await;
+            }
+            return Err(too_large(announced));
+        }
         if let Some(announced) = size {
             if let Some(free) = free_bytes(&self.root) {
                 if announced > free {
@@ -268,6 +293,10 @@ impl Store {
                 })?;
                 h.update(&chunk);
                 got += chunk.len() as u64;
+                if got > self.max_file {
+                    drain(&mut chunks).await;
+                    return Err(too_large(got));
+                }
                 if let Err(e) = out.write_all(&chunk).await {
                     drain(&mut chunks).await; // answer rather than reset mid-send
                     return Err(io_err(e));
