@@ -7,7 +7,9 @@
 # copies it with tcpdump, and with `cp` (the kernel copying the file: no
 # parsing, no framing). Also times the two halves of any read()/write() tool's
 # floor on this machine: `cat IN >/dev/null` (reading the input) and `dd` of as
-# many zero bytes as tripcap's pcapng into the same directory (writing the output).
+# many zero bytes as tripcap's pcapng into the same directory (writing the output),
+# and the same `dd` with `conv=fsync`: writing the output durably, as tripcap does
+# before it renames a capture into place.
 # Prints median wall times, rates, their ratio, and tripcap's peak RSS against
 # the ring's memory limit.
 #
@@ -29,7 +31,7 @@ printf '[output]\nreports = false\n' > "$W/bench.toml"
 LAST=$(python3 -c "print(f'{$START + ($PACKETS - 1) / 1e6:.9f}')")
 echo "input: $(du -h "$W/in.pcap" | cut -f1), $PACKETS packets, snaplen 96"
 
-t_ours=(); t_tcpdump=(); t_cp=(); t_read=(); t_write=(); rss=()
+t_ours=(); t_tcpdump=(); t_cp=(); t_read=(); t_write=(); t_durable=(); rss=()
 for i in $(seq 1 "$RUNS"); do
   rm -rf "$W/out"; rm -f "$W/tcpdump.pcap"; sync
   s=$(date +%s.%N)
@@ -51,9 +53,14 @@ for i in $(seq 1 "$RUNS"); do
   s=$(date +%s.%N)
   dd if=/dev/zero of="$W/zero" bs=1M count="$OUT_MIB" status=none
   e=$(date +%s.%N); t_write+=("$(python3 -c "print($e-$s)")")
+  rm -f "$W/zero"; sync
+  s=$(date +%s.%N)
+  dd if=/dev/zero of="$W/zero" bs=1M count="$OUT_MIB" conv=fsync status=none
+  e=$(date +%s.%N); t_durable+=("$(python3 -c "print($e-$s)")")
+  rm -f "$W/zero"
 done
 n=$(tshark -r "$W"/out/*.pcapng -T fields -e frame.number 2>/dev/null | wc -l)
-python3 - "$PACKETS" "$n" "$MEM_BYTES" "${t_ours[*]}" "${t_tcpdump[*]}" "${rss[*]}" "${t_cp[*]}" "${t_read[*]}" "${t_write[*]}" "$OUT_MIB" <<'PY'
+python3 - "$PACKETS" "$n" "$MEM_BYTES" "${t_ours[*]}" "${t_tcpdump[*]}" "${rss[*]}" "${t_cp[*]}" "${t_read[*]}" "${t_write[*]}" "$OUT_MIB" "${t_durable[*]}" <<'PY'
 import statistics, sys
 packets, written, mem = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 ours = [float(x) for x in sys.argv[4].split()]
@@ -63,6 +70,7 @@ cp = [float(x) for x in sys.argv[7].split()]
 rd = statistics.median(float(x) for x in sys.argv[8].split())
 wr = statistics.median(float(x) for x in sys.argv[9].split())
 out_mib = int(sys.argv[10])
+durable = statistics.median(float(x) for x in sys.argv[11].split())
 mo, mt, mr, mc = statistics.median(ours), statistics.median(tcpd), statistics.median(rss), statistics.median(cp)
 print(f"packets in dump (tshark): {written} of {packets}")
 print(f"tripcap ring+dump: median {mo:.3f} s  ({packets/mo/1e6:.2f} Mpps)   runs: {' '.join(f'{x:.3f}' for x in ours)}")
@@ -72,6 +80,7 @@ print(f"rate ratio tripcap/tcpdump: {mt/mo:.2f}x   (target >= 3x)")
 print(f"rate ratio cp/tcpdump: {mt/mc:.2f}x")
 print(f"floor of a read()+write() tool: cat IN >/dev/null {rd:.3f} s + dd {out_mib} MiB (the pcapng's size) {wr:.3f} s"
       f" = {rd+wr:.3f} s, i.e. at most {mt/(rd+wr):.2f}x tcpdump with no work per packet")
+print(f"writing {out_mib} MiB durably (dd conv=fsync): {durable:.3f} s, i.e. at most {mt/durable:.2f}x tcpdump for a tool that syncs its output")
 bound = 1.2 * mem + 30 * 2**20
 print(f"peak RSS: median {mr/2**20:.0f} MiB; bound 1.2 x ring ({mem/2**20:.0f} MiB) + 30 MiB = {bound/2**20:.0f} MiB; ratio {mr/bound:.2f} (target <= 1)")
 PY
