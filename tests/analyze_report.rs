@@ -157,3 +157,34 @@ fn report_files_beside_a_capture_use_the_sidecar() {
     let err = write_capture_report(&pcap).expect_err("bad sidecar");
     assert!(err.to_string().contains("incident.json"), "{err}");
 }
+
+#[test]
+fn the_picture_says_how_many_queue_pairs_it_leaves_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("many-qps.pcap");
+    let f = std::fs::File::create(&pcap).expect("create");
+    tripcap::traffic::write_synthetic(f, 4000, 128, 100_000, 20, 1_796_000_000_000_000_000)
+        .expect("write");
+    let j = json_of(&pcap);
+    let busy = j["connections"]
+        .as_array()
+        .expect("connections")
+        .iter()
+        .filter(|c| c["packets"].as_u64().unwrap_or(0) >= 2)
+        .count();
+    assert!(busy > tripcap::analyze::svg::MAX_LANES, "{busy} queue pairs");
+    let svg_path = dir.path().join("many.svg");
+    let args = AnalyzeArgs {
+        file: pcap,
+        packets: false,
+        json: false,
+        svg: Some(svg_path.clone()),
+    };
+    run(&args, &mut Vec::new()).unwrap_or_else(|e| panic!("analyze: {e}"));
+    let svg = std::fs::read_to_string(&svg_path).expect("svg");
+    let said = format!(
+        "{} of {busy} queue pairs drawn, the worst first: all are in the JSON report",
+        tripcap::analyze::svg::MAX_LANES
+    );
+    assert!(svg.contains(&said), "no `{said}` in the picture");
+}

@@ -7,9 +7,10 @@
 //!    back-dated onset (orange) as vertical lines;
 //! 2. one row of markers per event kind: retransmissions (go-back-N and re-sent requests),
 //!    NAKs, CNPs, PFC/PAUSE XOFF frames, ARP packets;
-//! 3. one lane per busy queue pair (worst first, at most [`MAX_LANES`]): a bar from its first
-//!    to its last packet, its silences cut out of it (red when requests were outstanding:
-//!    a stall; grey when idle), and its own retransmission/NAK/CNP markers.
+//! 3. one lane per busy queue pair (worst first, at most [`MAX_LANES`], the caption saying
+//!    how many were left out): a bar from its first to its last packet, its silences cut out
+//!    of it (red when requests were outstanding: a stall; grey when idle), and its own
+//!    retransmission/NAK/CNP markers.
 //!
 //! Drawn with `plotters`' SVG backend without font libraries: text goes into the SVG as
 //! plain `<text>` elements that the browser renders, so no system fonts are needed here.
@@ -75,10 +76,10 @@ fn draw(r: &Report, buf: &mut String) -> Result<(), Box<dyn std::error::Error>> 
     let pad = (x1 - x0) * 0.01;
     let (x0, x1) = (x0 - pad, x1 + pad);
 
-    let lanes: Vec<usize> = (0..r.connections.len())
+    let busy: Vec<usize> = (0..r.connections.len())
         .filter(|&i| r.connections[i].packets >= 2)
-        .take(MAX_LANES)
         .collect();
+    let lanes = &busy[..busy.len().min(MAX_LANES)];
     let rows = KINDS.len() + lanes.len();
     let bottom_h = 50 + ROW_H * rows as u32 + 40;
     let height = TOP_H + bottom_h;
@@ -161,11 +162,18 @@ fn draw(r: &Report, buf: &mut String) -> Result<(), Box<dyn std::error::Error>> 
             }))
             .collect();
         let rows_f = rows as f64;
+        let mut caption = String::from(
+            "events, and queue pairs (blue: active, red: stalled with requests outstanding, grey: idle)",
+        );
+        if busy.len() > lanes.len() {
+            caption.push_str(&format!(
+                "; {} of {} queue pairs drawn, the worst first: all are in the JSON report",
+                lanes.len(),
+                busy.len()
+            ));
+        }
         let mut chart = ChartBuilder::on(&bottom)
-            .caption(
-                "events, and queue pairs (blue: active, red: stalled with requests outstanding, grey: idle)",
-                ("sans-serif", 15),
-            )
+            .caption(caption, ("sans-serif", 15))
             .margin(10)
             .x_label_area_size(30)
             .y_label_area_size(LEFT - 10)
