@@ -172,7 +172,10 @@ fn the_picture_says_how_many_queue_pairs_it_leaves_out() {
         .iter()
         .filter(|c| c["packets"].as_u64().unwrap_or(0) >= 2)
         .count();
-    assert!(busy > tripcap::analyze::svg::MAX_LANES, "{busy} queue pairs");
+    assert!(
+        busy > tripcap::analyze::svg::MAX_LANES,
+        "{busy} queue pairs"
+    );
     let svg_path = dir.path().join("many.svg");
     let args = AnalyzeArgs {
         file: pcap,

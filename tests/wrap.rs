@@ -13,6 +13,39 @@ use common::*;
 
 const WATCHDOG: &str = "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 500 milliseconds before timing out.";
 
+/// A capture of one RoCE packet every 10 ms for `seconds`, from 2026-11-30T00:53:20Z.
+fn paced_capture(dir: &std::path::Path, seconds: usize) -> std::path::PathBuf {
+    let pcap = dir.join("in.pcap");
+    write_generated(
+        &pcap,
+        1_796_000_000 * 1_000_000_000,
+        10_000_000,
+        seconds * 100,
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        0x11,
+    );
+    pcap
+}
+
+/// `tripcap wrap` replaying `pcap` at capture pace into `out`, with `flags`,
+/// around `sh -c SCRIPT`.
+fn wrap_replaying(
+    pcap: &std::path::Path,
+    out: &std::path::Path,
+    flags: &[&str],
+    script: &str,
+) -> std::process::Command {
+    let mut cmd = tripcap();
+    cmd.args(["wrap", "--speed", "1x", "--from-pcap"])
+        .arg(pcap)
+        .arg("-o")
+        .arg(out)
+        .args(flags)
+        .args(["--", "sh", "-c", script]);
+    cmd
+}
+
 #[test]
 fn output_passes_through_unchanged_and_exit_code_is_kept() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -122,25 +155,10 @@ fn sigterm_is_forwarded_to_the_job() {
 #[test]
 fn a_failure_line_in_the_jobs_output_fires_a_capture() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
-    let t0 = 1_796_000_000 * 1_000_000_000i64;
-    write_generated(
-        &pcap,
-        t0,
-        10_000_000,
-        1000,
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        0x11,
-    );
+    let pcap = paced_capture(dir.path(), 10);
     let out = dir.path().join("caps");
-    let o = run(tripcap()
-        .args(["wrap", "--speed", "1x", "--from-pcap"])
-        .arg(&pcap)
-        .arg("-o")
-        .arg(&out)
-        .args(["--", "sh", "-c"])
-        .arg(format!("sleep 1.5; echo '{WATCHDOG}'; sleep 1.5; exit 1")));
+    let script = format!("sleep 1.5; echo '{WATCHDOG}'; sleep 1.5; exit 1");
+    let o = run(&mut wrap_replaying(&pcap, &out, &[], &script));
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -161,5 +179,93 @@ fn a_failure_line_in_the_jobs_output_fires_a_capture() {
     assert_eq!(
         tshark_rows_any(&out.join(&side.file)),
         side.packets as usize
+    );
+}
+
+/// wrap over a 10 s replay at capture pace whose job prints the watchdog line
+/// after 2 s and exits 7 at once; returns the capture's sidecar, its packets'
+/// times (tshark) and wrap's stderr.
+fn job_dies_right_after_its_failure_line(
+    extra: &[&str],
+) -> (tripcap::sidecar::Sidecar, Vec<i64>, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = paced_capture(dir.path(), 10);
+    let out = dir.path().join("caps");
+    let flags = [&["--pre", "1s", "--post", "2s"], extra].concat();
+    let script = format!("sleep 2; echo '{WATCHDOG}'; exit 7");
+    let o = run(&mut wrap_replaying(&pcap, &out, &flags, &script));
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(7), "{stderr}");
+    let files = sidecars(&out);
+    assert_eq!(files.len(), 1, "{stderr}");
+    let side = read_sidecar(&files[0]);
+    let times = tshark_rows(&out.join(&side.file))
+        .iter()
+        .map(|r| r.ts)
+        .collect();
+    (side, times, stderr)
+}
+
+#[test]
+fn a_job_that_dies_right_after_its_failure_line_still_gets_the_post_window() {
+    let (side, times, stderr) = job_dies_right_after_its_failure_line(&[]);
+    assert!(
+        stderr.contains("still capturing until it closes"),
+        "{stderr}"
+    );
+    assert!(side.window.complete, "{:?}", side.window);
+    let at = side.triggers[0].at_ns;
+    let last = *times.last().expect("packets");
+    // Packets are 10 ms apart: the last one is within 10 ms of T + 2 s.
+    assert!(
+        last > at + 2_000_000_000 - 10_000_000 && last <= side.window.asked_end_ns,
+        "last packet {last}, trigger {at}"
+    );
+}
+
+#[test]
+fn no_linger_stops_when_the_job_does_and_says_the_capture_is_short() {
+    let (side, times, stderr) = job_dies_right_after_its_failure_line(&["--no-linger"]);
+    assert!(
+        !stderr.contains("still capturing until it closes"),
+        "{stderr}"
+    );
+    assert!(!side.window.complete, "{:?}", side.window);
+    assert!(!side.window.shortfall.is_empty());
+    let at = side.triggers[0].at_ns;
+    let last = *times.last().expect("packets");
+    assert!(
+        last < at + 1_500_000_000,
+        "last packet {last}, trigger {at}"
+    );
+}
+
+#[test]
+fn a_signal_while_lingering_stops_at_once_and_keeps_the_jobs_exit_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = paced_capture(dir.path(), 30);
+    let out = dir.path().join("caps");
+    let script = format!("sleep 2; echo '{WATCHDOG}'; exit 7");
+    let mut cmd = wrap_replaying(&pcap, &out, &["--pre", "1s", "--post", "20s"], &script);
+    let (mut child, log) = spawn_ready(
+        &mut cmd,
+        "still capturing until it closes",
+        Duration::from_secs(30),
+    );
+    let status = interrupt(&mut child);
+    let stderr = log.lock().expect("log").clone();
+    assert_eq!(status.code(), Some(7), "{stderr}");
+    let files = sidecars(&out);
+    assert_eq!(files.len(), 1, "{stderr}");
+    let side = read_sidecar(&files[0]);
+    assert!(!side.window.complete, "{:?}", side.window);
+    let at = side.triggers[0].at_ns;
+    let last = tshark_rows(&out.join(&side.file))
+        .last()
+        .map(|r| r.ts)
+        .expect("packets");
+    assert!(
+        last < at + 5_000_000_000,
+        "stopped soon after the signal, not at T + 20 s: last packet {last}, trigger {at}"
     );
 }

@@ -148,6 +148,7 @@ impl RunArgs {
                 self.quick.post.unwrap_or(tripcap_triggers::DEFAULT_POST),
             )),
             upload_wait: self.upload_wait,
+            linger: None,
         }
     }
 }
@@ -260,6 +261,10 @@ pub struct WrapArgs {
     /// The flags of `run`.
     #[command(flatten)]
     pub run: RunArgs,
+    /// When the job exits with a capture open, stop at once instead of
+    /// capturing until the capture's `post` has passed.
+    #[arg(long)]
+    pub no_linger: bool,
     /// The job and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,

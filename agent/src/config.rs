@@ -264,6 +264,8 @@ pub struct Config {
     unless_origins: HashMap<(String, usize), Origin>,
     filter_origin: Origin,
     pack_origins: Vec<Origin>,
+    /// `--pre` / `--post`: applied to every trigger, the built-in packs' included.
+    window_flags: (Option<Duration>, Option<Duration>),
 }
 
 impl Default for Config {
@@ -302,6 +304,7 @@ impl Default for Config {
             unless_origins: HashMap::new(),
             filter_origin: Origin::Flag("default filter"),
             pack_origins: Vec::new(),
+            window_flags: (None, None),
         }
     }
 }
@@ -363,6 +366,16 @@ impl Reader<'_> {
 }
 
 /// Parse a duration with a unit; the error says how to write one.
+/// Set a trigger's `pre`/`post` from `--pre`/`--post` where given.
+fn apply_window_flags(t: &mut TriggerDef, (pre, post): (Option<Duration>, Option<Duration>)) {
+    if let Some(pre) = pre {
+        t.pre = pre;
+    }
+    if let Some(post) = post {
+        t.post = post;
+    }
+}
+
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
@@ -583,13 +596,15 @@ impl Config {
                 .insert((name.clone(), 0), Origin::Flag("--pattern"));
             self.triggers.push(TriggerDef::new(name, vec![p.clone()]));
         }
+        if flags.pre.is_some() {
+            self.window_flags.0 = flags.pre;
+        }
+        if flags.post.is_some() {
+            self.window_flags.1 = flags.post;
+        }
+        let window_flags = self.window_flags;
         for t in &mut self.triggers {
-            if let Some(pre) = flags.pre {
-                t.pre = pre;
-            }
-            if let Some(post) = flags.post {
-                t.post = post;
-            }
+            apply_window_flags(t, window_flags);
         }
     }
 
@@ -615,6 +630,10 @@ impl Config {
                     ));
                 }
             }
+        }
+        // Packs are expanded here, after the flags were applied: give them the flags too.
+        for d in &mut defs {
+            apply_window_flags(d, self.window_flags);
         }
         defs.extend(self.triggers.iter().cloned());
         TriggerSet::new(defs).map_err(|e| match &e {
@@ -858,6 +877,24 @@ post = "5s"
         });
         assert_eq!(c.capture.interfaces, vec!["b"]);
         assert!(c.triggers.iter().all(|t| t.pre == Duration::from_secs(3)));
+        // The built-in packs get them too, whether listed before or after the flags.
+        let mut packs = Config::parse("p.toml", "packs = [\"nccl\"]\n").expect("parses");
+        packs.apply(&QuickFlags {
+            pre: Some(Duration::from_secs(3)),
+            post: Some(Duration::from_secs(4)),
+            ..Default::default()
+        });
+        packs.packs.push("pytorch".into());
+        let set = packs.trigger_set().expect("set");
+        assert!(set.defs().len() > 2);
+        for d in set.defs() {
+            assert_eq!(
+                (d.pre, d.post),
+                (Duration::from_secs(3), Duration::from_secs(4)),
+                "{}",
+                d.name
+            );
+        }
         let e = c.trigger_set().unwrap_err().to_string();
         assert!(
             e.starts_with("--pattern: trigger `pattern`: pattern 0 is not a valid regex"),

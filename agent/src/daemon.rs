@@ -40,6 +40,44 @@ pub struct RunOptions {
     /// Replays: wait up to this long for uploads before returning (`--upload-wait`;
     /// `None` means [`crate::deliver::DEFAULT_UPLOAD_WAIT`]).
     pub upload_wait: Option<std::time::Duration>,
+    /// Once `shutdown` is cancelled, keep capturing while captures are open
+    /// (at most the longest `post` + [`LINGER_SLACK`]), unless this token is
+    /// cancelled too: `wrap` after its job exits, so a failure printed just
+    /// before the exit still gets its `post`. `None`: stop at once.
+    pub linger: Option<CancellationToken>,
+}
+
+/// Lingering lasts at most the longest `post` plus this (the watermark lag).
+pub const LINGER_SLACK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Wait until the lines read before stopping are matched (`lines_done`), then
+/// while `recorder` has open captures: in all at most its longest `post` +
+/// [`LINGER_SLACK`], or until `abort` is cancelled.
+async fn linger(recorder: &Recorder, abort: &CancellationToken, lines_done: &CancellationToken) {
+    let limit = recorder.longest_post() + LINGER_SLACK;
+    let deadline = tokio::time::Instant::now() + limit;
+    tokio::select! {
+        () = lines_done.cancelled() => {}
+        () = abort.cancelled() => return,
+        () = tokio::time::sleep_until(deadline) => return,
+    }
+    if recorder.open_windows() == 0 {
+        return;
+    }
+    tracing::info!(
+        at_most_s = limit.as_secs_f64(),
+        "stopping with a capture open: still capturing until it closes (interrupt to stop now)"
+    );
+    while recorder.open_windows() > 0 {
+        tokio::select! {
+            () = abort.cancelled() => {
+                tracing::info!("interrupted: open captures are written with what they hold");
+                return;
+            }
+            () = tokio::time::sleep_until(deadline) => return,
+            () = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
+        }
+    }
 }
 
 /// What a run did.
@@ -293,6 +331,8 @@ pub async fn run_with_lines(
 
     let follow_stop = shutdown.child_token();
     let mut tasks = Vec::new();
+    // Cancelled once every line read has been matched (at once without lines).
+    let lines_done = CancellationToken::new();
     if follower.is_some() || extra.is_some() {
         let (line_tx, line_rx) = tokio::sync::mpsc::channel(1024);
         if let Some(follower) = follower {
@@ -316,7 +356,13 @@ pub async fn run_with_lines(
             Sources::Live(_) => Clock::Wall,
             Sources::Replay(_) => Clock::Ring(Arc::clone(&ring)),
         };
-        tasks.push(tokio::spawn(match_lines(line_rx, matcher, rec, clock)));
+        let done = lines_done.clone();
+        tasks.push(tokio::spawn(async move {
+            match_lines(line_rx, matcher, rec, clock).await;
+            done.cancel();
+        }));
+    } else {
+        lines_done.cancel();
     }
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -353,6 +399,9 @@ pub async fn run_with_lines(
                 "capturing"
             );
             shutdown.cancelled().await;
+            if let Some(abort) = &opts.linger {
+                linger(&recorder, abort, &lines_done).await;
+            }
             stop.store(true, Ordering::Relaxed);
             let _ = tokio::task::spawn_blocking(move || {
                 for t in threads {
@@ -366,8 +415,15 @@ pub async fn run_with_lines(
             let ring2 = Arc::clone(&ring);
             let stop2 = Arc::clone(&stop);
             let stopper = shutdown.clone();
+            let lingering = opts
+                .linger
+                .clone()
+                .map(|abort| (abort, Arc::clone(&recorder), lines_done.clone()));
             let watch = tokio::spawn(async move {
                 stopper.cancelled().await;
+                if let Some((abort, recorder, lines_done)) = &lingering {
+                    linger(recorder, abort, lines_done).await;
+                }
                 stop2.store(true, Ordering::Relaxed);
             });
             let stop3 = Arc::clone(&stop);

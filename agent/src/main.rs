@@ -157,7 +157,12 @@ fn wrap(args: tripcap::cli::WrapArgs) -> anyhow::Result<ExitCode> {
             .collect();
     }
     let opts = run.options();
-    match runtime()?.block_on(tripcap::wrap::run(config, opts, &args.command)) {
+    match runtime()?.block_on(tripcap::wrap::run(
+        config,
+        opts,
+        &args.command,
+        !args.no_linger,
+    )) {
         Ok(code) => Ok(ExitCode::from(code)),
         Err(e) => {
             eprintln!("tripcap: {e}");

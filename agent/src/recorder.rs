@@ -255,9 +255,23 @@ impl Recorder {
         self.lock().pending_suppressed.iter().sum()
     }
 
-    /// Captures currently open.
+    /// Captures currently open (not yet closed by their writer).
     pub fn open_windows(&self) -> usize {
-        self.lock().open.len()
+        self.lock()
+            .open
+            .iter()
+            .filter(|o| !o.shared.lock().closed)
+            .count()
+    }
+
+    /// The longest `post` of any trigger: how long after its last firing a
+    /// capture can stay open.
+    pub fn longest_post(&self) -> Duration {
+        self.specs
+            .iter()
+            .map(|s| s.post)
+            .max()
+            .unwrap_or(Duration::ZERO)
     }
 
     /// Apply a firing. Errors only when a new capture could not be started

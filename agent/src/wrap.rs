@@ -26,8 +26,11 @@
 //!   signal number that killed it, like a shell.
 //! - **End.** When the child has exited and its output is drained (at most
 //!   [`DRAIN_AFTER_EXIT`] more, in case a grandchild holds the pipes), the agent
-//!   stops: windows still open are written with what the ring holds, and say
-//!   so in their sidecar (`complete: false`).
+//!   stops. A capture still open — the job printed its failure and died — is
+//!   first given its `post`: the agent keeps capturing until it closes (at most
+//!   the longest `post` + [`daemon::LINGER_SLACK`]), saying so once; a signal
+//!   then, or `--no-linger`, stops at once, and the capture is written with
+//!   what the ring holds and says so in its sidecar (`complete: false`).
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -83,7 +86,12 @@ impl WrapError {
 }
 
 /// Run `command` under the agent; returns the exit code wrap should exit with.
-pub async fn run(config: Config, opts: RunOptions, command: &[OsString]) -> Result<u8, WrapError> {
+pub async fn run(
+    config: Config,
+    mut opts: RunOptions,
+    command: &[OsString],
+    linger: bool,
+) -> Result<u8, WrapError> {
     let Some((program, args)) = command.split_first() else {
         return Err(WrapError::Spawn {
             command: String::new(),
@@ -106,6 +114,10 @@ pub async fn run(config: Config, opts: RunOptions, command: &[OsString]) -> Resu
     // The agent starts first: if it cannot capture, it says so (once) within
     // STARTUP_GRACE, and the job's lines are then only logged.
     let shutdown = CancellationToken::new();
+    let stop_lingering = CancellationToken::new();
+    if linger {
+        opts.linger = Some(stop_lingering.clone());
+    }
     let (agent_tx, agent_rx) = channel::<LogLine>(1024);
     let mut agent = {
         let shutdown = shutdown.clone();
@@ -206,11 +218,17 @@ pub async fn run(config: Config, opts: RunOptions, command: &[OsString]) -> Resu
             "lines of the job's output were passed through but not matched (matching fell behind)"
         );
     }
+    // The job is gone: a signal now cuts the agent's lingering short.
+    let on_signal = tokio::spawn(async move {
+        any_signal().await;
+        stop_lingering.cancel();
+    });
     shutdown.cancel();
     let result = match early {
         Some(r) => r,
         None => agent.await,
     };
+    on_signal.abort();
     if let Ok(Ok(summary)) = result {
         for c in &summary.captures {
             if let crate::window::CaptureOutcome::Written { pcapng, report, .. } = c {
@@ -296,6 +314,24 @@ async fn wait_forwarding(
         l.abort();
     }
     status
+}
+
+/// The first SIGINT, SIGTERM or SIGHUP (never, if none can be listened for).
+async fn any_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut streams: Vec<_> = [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+    ]
+    .into_iter()
+    .filter_map(|k| signal(k).ok())
+    .collect();
+    let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+    if waits.len() == 0 {
+        return std::future::pending().await;
+    }
+    futures_util::future::select_all(waits).await;
 }
 
 struct Pump {
