@@ -4,9 +4,9 @@
 //! bytes) packed into fixed-size *blocks*. A record is laid out as the pcapng
 //! Enhanced Packet Block a capture file holds for it (little-endian, timestamp
 //! in ns, interface id = ring interface index), so a dump writes runs of
-//! records, up to whole blocks, without re-framing them. A capture thread fills one block of
-//! its own ([`BlockWriter`]) with no lock and no allocation, then *seals* it into
-//! the ring as an `Arc<Block>`. A window being dumped takes references to the
+//! records, up to whole blocks, without re-framing them. A capture thread
+//! fills one block of its own ([`BlockWriter`]) with no lock and no
+//! allocation, then *seals* it into the ring as an `Arc<Block>`. A window being dumped takes references to the
 //! blocks it needs and subscribes to the blocks sealed after it opened, so the
 //! capture thread never waits for disk.
 //!
