@@ -109,3 +109,21 @@ fn check_notes_an_interface_this_machine_lacks() {
     );
     assert!(!text.contains("interface `lo` is not"), "{text}");
 }
+
+#[test]
+fn check_notes_a_ring_larger_than_the_memory_available() {
+    let o = run(tripcap().args(["check", "-i", "lo", "--memory-limit", "64TiB"]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("note: ring.memory_limit (67108864 MiB) and the kernel capture buffers (1 × 64 MiB) need 67108928 MiB, but this machine has "),
+        "{text}"
+    );
+    assert!(
+        text.contains("available: lower ring.memory_limit"),
+        "{text}"
+    );
+    let o = run(tripcap().args(["check", "-i", "lo", "--memory-limit", "64MiB"]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("ring.memory_limit"), "{text}");
+}

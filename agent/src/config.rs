@@ -713,7 +713,43 @@ impl Config {
                 self.capture.snaplen
             ));
         }
+        let available = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| mem_available(&t));
+        if let Some(note) = available.and_then(|a| self.memory_note(a)) {
+            notes.push(note);
+        }
         Ok(notes)
+    }
+
+    /// A note when the ring and the kernel capture buffers need more memory
+    /// than `available` bytes: the kernel would kill the agent, and every
+    /// packet it holds, before the ring is full.
+    pub fn memory_note(&self, available: u64) -> Option<String> {
+        let interfaces = self.capture.interfaces.len().max(1) as u64;
+        let buffers = u64::from(self.capture.buffer_size).saturating_mul(interfaces);
+        let needed = self.ring.memory_limit.saturating_add(buffers);
+        (needed > available).then(|| {
+            format!(
+                "ring.memory_limit ({} MiB) and the kernel capture buffers ({interfaces} × {} MiB) need {} MiB, but this machine has {} MiB available: lower ring.memory_limit (or capture.buffer_size), or the kernel may kill tripcap and every packet it holds",
+                self.ring.memory_limit >> 20,
+                self.capture.buffer_size >> 20,
+                needed >> 20,
+                available >> 20
+            )
+        })
+    }
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+pub fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut fields = line.split_whitespace().skip(1);
+    let n: u64 = fields.next()?.parse().ok()?;
+    match fields.next() {
+        Some("kB") => n.checked_mul(1024),
+        None => Some(n),
+        Some(_) => None,
     }
 }
 
@@ -859,6 +895,29 @@ post = "5s"
         assert!(
             e.starts_with("t.toml:2:10: bad capture filter `udp prot 4791`:"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn memory_beyond_what_is_available_is_noted_with_the_fix() {
+        assert_eq!(
+            mem_available("MemTotal:       24684544 kB\nMemAvailable:   18190336 kB\n"),
+            Some(18_190_336 * 1024)
+        );
+        assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
+        let c = Config::parse(
+            "m.toml",
+            "[capture]\ninterfaces = [\"a\", \"b\"]\nbuffer_size = \"64MiB\"\n[ring]\nmemory_limit = \"1GiB\"\n",
+        )
+        .expect("parses");
+        assert_eq!(
+            c.memory_note(2 << 30),
+            None,
+            "1 GiB + 2 × 64 MiB fits in 2 GiB"
+        );
+        assert_eq!(
+            c.memory_note(1 << 30).as_deref(),
+            Some("ring.memory_limit (1024 MiB) and the kernel capture buffers (2 × 64 MiB) need 1152 MiB, but this machine has 1024 MiB available: lower ring.memory_limit (or capture.buffer_size), or the kernel may kill tripcap and every packet it holds")
         );
     }
 

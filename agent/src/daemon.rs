@@ -191,7 +191,9 @@ pub async fn run_with_lines(
 ) -> Result<RunSummary, DaemonError> {
     // Everything that can fail, before anything starts.
     let set = config.trigger_set()?;
-    config.check()?;
+    for note in config.check()? {
+        tracing::warn!("{note}");
+    }
     prepare_output(&config.output.dir)?;
     let sources = if !opts.replay.is_empty() {
         Sources::Replay(Replay::open(&opts.replay)?)
