@@ -752,6 +752,41 @@ mod tests {
     }
 
     #[test]
+    fn prefault_keeps_buffers_ready_ahead_and_never_passes_the_limit() {
+        let r = Ring::new(
+            RingConfig {
+                memory_limit: 8 * 4096,
+                block_size: 4096,
+                max_age: Duration::from_secs(3600),
+                prefault: 3 * 4096,
+            },
+            1,
+            0,
+        );
+        let allocated = |r: &Ring| r.span().allocated_bytes / 4096;
+        let settle = |r: &Ring, want: u64| {
+            let start = std::time::Instant::now();
+            while allocated(r) != want && start.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert_eq!(allocated(r), want);
+        };
+        settle(&r, 3); // 3 ready before any capture asked
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            held.push(r.take_block(0, None).expect("block"));
+        }
+        settle(&r, 5); // 2 taken, topped up to 3 free again
+        for _ in 0..6 {
+            held.push(r.take_block(0, None).expect("block"));
+        }
+        settle(&r, 8); // at the limit: nothing beyond it, now or later
+        assert!(r.take_block(0, None).is_none(), "all 8 held");
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(allocated(&r), 8);
+    }
+
+    #[test]
     fn watermark_is_the_lowest_interface() {
         let r = Ring::new(
             RingConfig {
