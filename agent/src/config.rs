@@ -365,7 +365,6 @@ impl Reader<'_> {
     }
 }
 
-/// Parse a duration with a unit; the error says how to write one.
 /// Set a trigger's `pre`/`post` from `--pre`/`--post` where given.
 fn apply_window_flags(t: &mut TriggerDef, (pre, post): (Option<Duration>, Option<Duration>)) {
     if let Some(pre) = pre {
@@ -376,6 +375,7 @@ fn apply_window_flags(t: &mut TriggerDef, (pre, post): (Option<Duration>, Option
     }
 }
 
+/// Parse a duration with a unit; the error says how to write one.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
