@@ -30,29 +30,13 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-/// Bytes of a record's framing: the Enhanced Packet Block header (type, total
-/// length, interface id, timestamp high and low, captured and original length)
-/// and the trailing total length. The captured bytes between them are padded to 4.
-const RECORD_OVERHEAD: usize = 32;
-/// Bytes of the framing before the captured bytes.
-const RECORD_HEAD: usize = 28;
-/// pcapng block type of an Enhanced Packet Block.
-const EPB_TYPE: u32 = 6;
+use crate::capture_file::pcapng::{self, EPB_OVERHEAD};
 
 /// Default size of one block.
 pub const DEFAULT_BLOCK_SIZE: usize = 256 * 1024;
 
 /// A watermark meaning "this interface will deliver nothing more".
 pub const WATERMARK_END: i64 = i64::MAX;
-
-/// Round a captured length up to 4 bytes, as pcapng pads packet data.
-fn padded(len: usize) -> usize {
-    (len + 3) & !3
-}
-
-fn u32_at(buf: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(buf.get(at..at + 4)?.try_into().ok()?))
-}
 
 /// Sizes of the ring.
 #[derive(Debug, Clone, Copy)]
@@ -125,23 +109,14 @@ impl Block {
     }
     /// The record starting at byte `offset`, and the offset of the next one.
     pub fn record_at(&self, offset: usize) -> Option<(Record<'_>, usize)> {
-        if offset + RECORD_OVERHEAD > self.len {
-            return None;
-        }
-        let b = &self.buf[..self.len];
-        let total = (u32_at(b, offset + 4)? as usize).max(RECORD_OVERHEAD);
-        let ts = (u64::from(u32_at(b, offset + 12)?) << 32) | u64::from(u32_at(b, offset + 16)?);
-        let cap_len = u32_at(b, offset + 20)? as usize;
-        let orig_len = u32_at(b, offset + 24)?;
-        let data = b.get(offset + RECORD_HEAD..offset + RECORD_HEAD + cap_len)?;
-        let pcapng = b.get(offset..offset + total)?;
+        let epb = pcapng::parse_epb(self.buf[..self.len].get(offset..)?)?;
         let record = Record {
-            ts: ts as i64,
-            orig_len,
-            data,
-            pcapng,
+            ts: epb.ts_ns,
+            orig_len: epb.orig_len,
+            data: epb.data,
+            pcapng: epb.block,
         };
-        Some((record, offset + total))
+        Some((record, offset + epb.block.len()))
     }
     /// Iterate over the records.
     pub fn records(&self) -> Records<'_> {
@@ -269,34 +244,17 @@ impl BlockWriter {
         let b = &mut self.block;
         // Block sizes and records are multiples of 4, so `room` is too and the
         // padded data always fits when the data does.
-        let room = b.buf.len().saturating_sub(b.len + RECORD_OVERHEAD);
+        let room = b.buf.len().saturating_sub(b.len + EPB_OVERHEAD);
         if room < data.len() && b.packets > 0 {
             return false;
         }
         let data = &data[..data.len().min(room)];
-        let ts = ts.max(0);
-        let body = padded(data.len());
-        let total = RECORD_OVERHEAD + body;
+        let ts = ts.max(0); // as the block will hold it
+        let total = pcapng::epb_len(data.len());
         let Some(rec) = b.buf.get_mut(b.len..b.len + total) else {
             return false; // a block smaller than one record's framing
         };
-        let (head, rest) = rec.split_at_mut(RECORD_HEAD);
-        let fields = [
-            EPB_TYPE,
-            total as u32,
-            u32::from(b.iface),
-            ((ts as u64) >> 32) as u32,
-            ts as u32,
-            data.len() as u32,
-            orig_len,
-        ];
-        for (slot, v) in head.chunks_exact_mut(4).zip(fields) {
-            slot.copy_from_slice(&v.to_le_bytes());
-        }
-        rest[..data.len()].copy_from_slice(data);
-        // Zero the padding: a reused buffer must not leak an older packet's bytes.
-        rest[data.len()..body].fill(0);
-        rest[body..body + 4].copy_from_slice(&(total as u32).to_le_bytes());
+        pcapng::put_epb(rec, u32::from(b.iface), ts, orig_len, data);
         b.len += total;
         if b.packets == 0 {
             b.first_ts = ts;
@@ -688,9 +646,13 @@ mod tests {
         assert!(w.push(ts, 1500, &[1, 2, 3, 4, 5]));
         let b = seal_and_read_back(&r, w);
         let rec = b.records().next().expect("record");
-        let mut expected = Vec::new();
-        crate::capture_file::pcapng::write_packet(&mut expected, 3, ts, 1500, &[1, 2, 3, 4, 5])
-            .expect("write to a Vec");
+        assert_eq!(
+            (rec.ts, rec.orig_len, rec.data),
+            (ts, 1500, &[1u8, 2, 3, 4, 5][..])
+        );
+        // Interface id = ring interface index; the pcapng tests check the bytes.
+        let mut expected = vec![0u8; pcapng::epb_len(5)];
+        pcapng::put_epb(&mut expected, 3, ts, 1500, &[1, 2, 3, 4, 5]);
         assert_eq!(
             rec.pcapng,
             &expected[..],
@@ -712,7 +674,7 @@ mod tests {
         let b = seal_and_read_back(&r, w);
         let rec = b.records().next().expect("record");
         assert_eq!(rec.orig_len, 10_000);
-        assert_eq!(rec.data.len(), 4096 - RECORD_OVERHEAD);
+        assert_eq!(rec.data.len(), 4096 - EPB_OVERHEAD);
     }
 
     #[test]

@@ -131,25 +131,24 @@ fn every_positive_fires_exactly_one_trigger_of_its_class() {
     );
 }
 
-#[test]
-fn no_negative_fires() {
+/// The lines of `rows` that fire any built-in trigger, each described by `describe`.
+fn lines_that_fire(rows: &[Row], describe: impl Fn(&Row, Vec<String>) -> String) -> Vec<String> {
     let set = builtin();
-    let rows = load_tsv("negatives.tsv");
     let mut out = Vec::new();
-    let failures: Vec<String> = rows
-        .iter()
+    rows.iter()
         .filter_map(|row| {
             let hit = set.match_line(row.line.as_bytes(), &mut out);
-            hit.then(|| {
-                format!(
-                    "fired {:?}: {:?} ({})",
-                    fired(&set, &out),
-                    row.line,
-                    row.source
-                )
-            })
+            hit.then(|| describe(row, fired(&set, &out)))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn no_negative_fires() {
+    let rows = load_tsv("negatives.tsv");
+    let failures = lines_that_fire(&rows, |row, fired| {
+        format!("fired {fired:?}: {:?} ({})", row.line, row.source)
+    });
     eprintln!(
         "negatives: {} of {} stay silent",
         rows.len() - failures.len(),
@@ -170,23 +169,10 @@ fn no_negative_fires() {
 /// accompany a line that fires, or are harmless.
 #[test]
 fn ambiguous_lines_do_not_fire_by_policy() {
-    let set = builtin();
     let rows = load_tsv("ambiguous.tsv");
-    let mut out = Vec::new();
-    let failures: Vec<String> = rows
-        .iter()
-        .filter_map(|row| {
-            let hit = set.match_line(row.line.as_bytes(), &mut out);
-            hit.then(|| {
-                format!(
-                    "[{}] fired {:?}: {:?}",
-                    row.class,
-                    fired(&set, &out),
-                    row.line
-                )
-            })
-        })
-        .collect();
+    let failures = lines_that_fire(&rows, |row, fired| {
+        format!("[{}] fired {fired:?}: {:?}", row.class, row.line)
+    });
     eprintln!(
         "ambiguous: {} of {} stay silent (policy)",
         rows.len() - failures.len(),

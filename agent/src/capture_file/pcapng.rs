@@ -1,8 +1,6 @@
 //! A minimal pcapng writer: section header, interface descriptions, enhanced
 //! packet blocks, nanosecond timestamps. Little-endian, one section.
 
-use std::io::{self, Write};
-
 const SHB: u32 = 0x0A0D_0D0A;
 const IDB: u32 = 0x0000_0001;
 const EPB: u32 = 0x0000_0006;
@@ -160,37 +158,114 @@ pub fn interface_blocks(interfaces: &[InterfaceDesc]) -> Vec<u8> {
     out
 }
 
-/// Write one enhanced packet block (no allocation). Returns the bytes written.
+/// Bytes of an Enhanced Packet Block's framing: the header (type, total length,
+/// interface id, timestamp high and low, captured and original length) and the
+/// trailing total length. The packet data between them is padded to 4 bytes.
+pub const EPB_OVERHEAD: usize = 32;
+/// Bytes of an Enhanced Packet Block before its packet data.
+const EPB_HEAD: usize = 28;
+
+/// Length of the Enhanced Packet Block holding `caplen` captured bytes.
+pub fn epb_len(caplen: usize) -> usize {
+    EPB_OVERHEAD + caplen + pad4(caplen)
+}
+
+/// Frame one packet as an Enhanced Packet Block (timestamp in ns, as our
+/// interface blocks declare) into `out`, which must be exactly
+/// [`epb_len`]`(data.len())` bytes. The padding is zeroed, so a reused buffer
+/// leaks nothing. Timestamps before the epoch are written as 0.
 #[inline]
-pub fn write_packet<W: Write>(
-    out: &mut W,
-    iface: u32,
-    ts_ns: i64,
-    orig_len: u32,
-    data: &[u8],
-) -> io::Result<usize> {
-    let pad = pad4(data.len());
-    let total = (32 + data.len() + pad) as u32;
+pub fn put_epb(out: &mut [u8], iface: u32, ts_ns: i64, orig_len: u32, data: &[u8]) {
+    let total = out.len();
     let ts = ts_ns.max(0) as u64;
-    let mut head = [0u8; 28];
-    head[0..4].copy_from_slice(&EPB.to_le_bytes());
-    head[4..8].copy_from_slice(&total.to_le_bytes());
-    head[8..12].copy_from_slice(&iface.to_le_bytes());
-    head[12..16].copy_from_slice(&((ts >> 32) as u32).to_le_bytes());
-    head[16..20].copy_from_slice(&(ts as u32).to_le_bytes());
-    head[20..24].copy_from_slice(&(data.len() as u32).to_le_bytes());
-    head[24..28].copy_from_slice(&orig_len.to_le_bytes());
-    out.write_all(&head)?;
-    out.write_all(data)?;
-    let mut tail = [0u8; 7];
-    tail[pad..pad + 4].copy_from_slice(&total.to_le_bytes());
-    out.write_all(&tail[..pad + 4])?;
-    Ok(total as usize)
+    let (head, rest) = out.split_at_mut(EPB_HEAD);
+    let fields = [
+        EPB,
+        total as u32,
+        iface,
+        (ts >> 32) as u32,
+        ts as u32,
+        data.len() as u32,
+        orig_len,
+    ];
+    for (slot, v) in head.chunks_exact_mut(4).zip(fields) {
+        slot.copy_from_slice(&v.to_le_bytes());
+    }
+    let (body, tail) = rest.split_at_mut(rest.len() - 4);
+    body[..data.len()].copy_from_slice(data);
+    body[data.len()..].fill(0);
+    tail.copy_from_slice(&(total as u32).to_le_bytes());
+}
+
+/// One packet of an Enhanced Packet Block written by [`put_epb`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Epb<'a> {
+    /// Interface id.
+    pub iface: u32,
+    /// Timestamp, ns since the epoch.
+    pub ts_ns: i64,
+    /// Length on the wire.
+    pub orig_len: u32,
+    /// The captured bytes.
+    pub data: &'a [u8],
+    /// The whole block.
+    pub block: &'a [u8],
+}
+
+/// Read the Enhanced Packet Block [`put_epb`] wrote at the start of `buf`;
+/// `None` if `buf` is too short for it.
+#[inline]
+pub fn parse_epb(buf: &[u8]) -> Option<Epb<'_>> {
+    let u32_at = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(buf.get(at..at + 4)?.try_into().ok()?))
+    };
+    let total = (u32_at(4)? as usize).max(EPB_OVERHEAD);
+    let ts = (u64::from(u32_at(12)?) << 32) | u64::from(u32_at(16)?);
+    let caplen = u32_at(20)? as usize;
+    Some(Epb {
+        iface: u32_at(8)?,
+        ts_ns: ts as i64,
+        orig_len: u32_at(24)?,
+        data: buf.get(EPB_HEAD..EPB_HEAD + caplen)?,
+        block: buf.get(..total)?,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_enhanced_packet_block_is_framed_to_the_byte_and_read_back() {
+        let ts = 1_796_000_000_123_456_789i64; // 0x18ec_ac7c_07f5_cd15
+        let mut block = vec![0xffu8; epb_len(5)]; // dirty: padding must be zeroed
+        put_epb(&mut block, 3, ts, 1500, &[1, 2, 3, 4, 5]);
+        #[rustfmt::skip]
+        let expected: Vec<u8> = vec![
+            6, 0, 0, 0,            // type: Enhanced Packet Block
+            40, 0, 0, 0,           // total length: 32 + 5 + 3
+            3, 0, 0, 0,            // interface id
+            0x7c, 0xac, 0xec, 0x18, // timestamp, high 32 bits (ns)
+            0x15, 0xcd, 0xf5, 0x07, // timestamp, low 32 bits
+            5, 0, 0, 0,            // captured length
+            0xdc, 5, 0, 0,         // original length 1500
+            1, 2, 3, 4, 5, 0, 0, 0, // data, zero padding
+            40, 0, 0, 0,           // total length again
+        ];
+        assert_eq!(block, expected);
+        let epb = parse_epb(&block).expect("parses");
+        assert_eq!(
+            (
+                epb.iface,
+                epb.ts_ns,
+                epb.orig_len,
+                epb.data,
+                epb.block.len()
+            ),
+            (3, ts, 1500, &[1u8, 2, 3, 4, 5][..], 40)
+        );
+        assert_eq!(parse_epb(&block[..39]), None, "cut short");
+    }
 
     fn comments_of(shb: &[u8]) -> Vec<String> {
         let mut out = Vec::new();

@@ -57,7 +57,7 @@ pub struct CaptureCounts {
 /// The delivery side of a running agent: the [`Uploader`] task (always running:
 /// without `[upload]` it only measures and bounds the spool) and the counters
 /// the API reads. The daemon starts it before capturing, calls
-/// [`Delivery::on_capture`] for each capture outcome, and [`Delivery::finish`]
+/// [`DeliveryHook::on_capture`] for each capture outcome, and [`Delivery::finish`]
 /// at the end.
 pub struct Delivery {
     task: tokio::task::JoinHandle<()>,

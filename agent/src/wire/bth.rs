@@ -12,7 +12,7 @@
 //! reported, not rejected. [`Opcode::ext_headers`] is the IBTA table of which extended
 //! transport headers follow the BTH; [`super::ib::Transport`] walks them.
 
-use super::{Error, Result};
+use super::Result;
 use core::fmt;
 
 mod field {
@@ -305,39 +305,9 @@ impl Opcode {
     }
 }
 
-/// A read/write view of a BTH. Construct with [`Packet::new_checked`] for captured bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
-}
+super::view!(HEADER_LEN);
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps a buffer without checking its length; accessors may panic if it is short.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps a buffer after [`Packet::check_len`]; no accessor panics afterwards.
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let packet = Self::new_unchecked(buffer);
-        packet.check_len()?;
-        Ok(packet)
-    }
-
-    /// Fails with [`Error`] if the buffer is shorter than [`HEADER_LEN`].
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            Err(Error)
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Returns the underlying buffer.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     fn b(&self) -> &[u8] {
         self.buffer.as_ref()
     }
@@ -521,6 +491,7 @@ impl Repr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Error;
 
     /// BTH of frame 2 of `public-hexdumps_roce_snippets.pcap` (RC RDMA READ Request,
     /// QP 0x000011, PSN 5557091, AckReq).
