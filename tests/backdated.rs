@@ -33,7 +33,7 @@ fn watchdog_ran_for_moves_the_window_back_to_the_onset() {
     let t = T0 + 4 * S;
     let line = format!(
         "{} [rank0]: [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=2000) ran for 2000 milliseconds before timing out.\n",
-        tripcap::sidecar::rfc3339(t)
+        tripcap::clock::rfc3339(t)
     );
     std::fs::OpenOptions::new()
         .append(true)

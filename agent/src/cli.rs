@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::capture::replay::Speed;
-use crate::config::{self, QuickFlags};
+use crate::config::QuickFlags;
 
 /// tripcap: a flight recorder for RDMA (RoCE) networks.
 ///
@@ -80,19 +80,19 @@ pub struct QuickArgs {
     #[arg(long = "pattern")]
     pub patterns: Vec<String>,
     /// Time kept before a trigger (e.g. 30s); applies to every trigger.
-    #[arg(long, value_parser = config::parse_duration)]
+    #[arg(long, value_parser = crate::units::parse_duration)]
     pub pre: Option<Duration>,
     /// Time kept after a trigger (e.g. 30s); applies to every trigger.
-    #[arg(long, value_parser = config::parse_duration)]
+    #[arg(long, value_parser = crate::units::parse_duration)]
     pub post: Option<Duration>,
     /// Output directory.
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
     /// Bytes of packet memory (e.g. 1GiB).
-    #[arg(long, value_parser = config::parse_size)]
+    #[arg(long, value_parser = crate::units::parse_size)]
     pub memory_limit: Option<u64>,
     /// Bytes kept per packet, or `full`.
-    #[arg(long, value_parser = config::parse_snaplen)]
+    #[arg(long, value_parser = crate::units::parse_snaplen)]
     pub snaplen: Option<u32>,
 }
 
@@ -132,7 +132,7 @@ pub struct RunArgs {
     #[arg(long = "trigger-at", value_parser = parse_time)]
     pub trigger_at: Vec<i64>,
     /// With `--from-pcap` and `[upload]`: wait this long for the captures to be uploaded before exiting (e.g. 3m).
-    #[arg(long, value_parser = config::parse_duration)]
+    #[arg(long, value_parser = crate::units::parse_duration)]
     pub upload_wait: Option<Duration>,
 }
 
@@ -177,7 +177,7 @@ pub struct CollectArgs {
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
     /// Largest file accepted (`64GiB`, `500MiB`…); larger ones are refused with 413.
-    #[arg(long, value_name = "SIZE", default_value = "64GiB", value_parser = config::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "64GiB", value_parser = crate::units::parse_size)]
     pub max_file_size: u64,
 }
 

@@ -19,7 +19,8 @@ use toml::Spanned;
 use tripcap_triggers::perftest::Thresholds;
 use tripcap_triggers::{TriggerDef, TriggerSet};
 
-use crate::capture::{self, DEFAULT_FILTER, FULL_SNAPLEN};
+use crate::capture::{self, DEFAULT_FILTER};
+use crate::units::{parse_duration, parse_size, parse_snaplen};
 
 /// A configuration error, located when it comes from a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -372,39 +373,6 @@ fn apply_window_flags(t: &mut TriggerDef, (pre, post): (Option<Duration>, Option
     }
     if let Some(post) = post {
         t.post = post;
-    }
-}
-
-/// Parse a duration with a unit; the error says how to write one.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return Err(format!(
-            "\"{t}\" has no unit: write \"{t}s\" (or \"{t}ms\", \"{t}m\")"
-        ));
-    }
-    humantime::parse_duration(t).map_err(|e| {
-        format!("\"{t}\" is not a duration ({e}): write e.g. \"30s\", \"500ms\", \"15m\"")
-    })
-}
-
-/// Parse a byte size (`"64MiB"`, `"1GiB"`, `"500k"`, `"1048576"`).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    text.trim()
-        .parse::<bytesize::ByteSize>()
-        .map(|b| b.as_u64())
-        .map_err(|_| format!("\"{text}\" is not a size: write e.g. \"64MiB\", \"1GiB\" (binary) or \"500MB\" (decimal)"))
-}
-
-/// Parse a snapshot length: bytes, or `full`/`0` for whole packets.
-pub fn parse_snaplen(text: &str) -> Result<u32, String> {
-    match text.trim() {
-        "full" | "0" => Ok(FULL_SNAPLEN),
-        t => match t.parse::<u32>() {
-            Ok(n) if n >= 64 => Ok(n.min(FULL_SNAPLEN)),
-            Ok(n) => Err(format!("snaplen {n} is too short to hold the RoCE headers: use at least 64 (default 128), or \"full\"")),
-            Err(_) => Err(format!("snaplen \"{t}\" is not a number of bytes: write e.g. 128, or \"full\"")),
-        },
     }
 }
 
@@ -817,7 +785,7 @@ post = "5s"
         )
         .expect("parses");
         assert_eq!(c.capture.interfaces, vec!["ens1f0np0", "ens2f0np0"]);
-        assert_eq!(c.capture.snaplen, FULL_SNAPLEN);
+        assert_eq!(c.capture.snaplen, crate::units::FULL_SNAPLEN);
         assert_eq!(c.capture.buffer_size, 128 << 20);
         assert_eq!(c.ring.memory_limit, 2 << 30);
         assert_eq!(c.triggers[0].pre, Duration::from_secs(10));

@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::capture::live::{self, LiveSpec};
 use crate::capture::replay::{Replay, ReplayReport, Speed};
-use crate::capture::{now_ns, CaptureError, InterfaceInfo};
+use crate::capture::{CaptureError, InterfaceInfo};
+use crate::clock::now_ns;
 use crate::config::{Config, ConfigError};
 use crate::follow::{FollowOptions, Follower, LogLine};
 use crate::recorder::{Firing, Recorder, TriggerSpec};

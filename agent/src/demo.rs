@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::capture::live::{self, LiveSpec};
 use crate::capture::replay::Speed;
-use crate::capture::{now_ns, CaptureError};
+use crate::capture::CaptureError;
+use crate::clock::now_ns;
 use crate::config::Config;
 use crate::daemon::{self, DaemonError, RunOptions};
 use crate::traffic::{self, Flow, Generator};
@@ -243,7 +244,7 @@ async fn run_replay(out: &Path, log: &Path, reason: String) -> Result<DemoReport
     let start = now_ns();
     let pcap_path = out.join("demo-traffic.pcap");
     {
-        let mut f = std::io::BufWriter::new(crate::window::create_private(&pcap_path)?);
+        let mut f = std::io::BufWriter::new(crate::private_file::create_private(&pcap_path)?);
         let mut frame = Vec::new();
         let frames = packets.into_iter().map(|(at, payload, forward)| {
             let (src, dst) = if forward {
@@ -309,7 +310,7 @@ pub fn describe(report: &DemoReport) -> String {
                 if let Some(onset) = t.onset_ns {
                     s.push_str(&format!(
                         "  onset    {} ({:.3} s before: the line says how long the collective was stuck)\n",
-                        crate::sidecar::rfc3339(onset),
+                        crate::clock::rfc3339(onset),
                         (t.at_ns - onset) as f64 / 1e9
                     ));
                 }

@@ -84,7 +84,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Generate(args) => {
             let file = std::fs::File::create(&args.out)
                 .with_context(|| format!("cannot create `{}`", args.out.display()))?;
-            let start = args.start.unwrap_or_else(tripcap::capture::now_ns);
+            let start = args.start.unwrap_or_else(tripcap::clock::now_ns);
             let out = tripcap::traffic::write_synthetic(
                 std::io::BufWriter::with_capacity(1 << 20, file),
                 args.packets,

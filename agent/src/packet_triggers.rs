@@ -125,7 +125,7 @@ pub struct PacketTriggerDef {
 
 fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
     let text = String::deserialize(d)?;
-    crate::config::parse_duration(&text)
+    crate::units::parse_duration(&text)
         .map(Some)
         .map_err(serde::de::Error::custom)
 }
@@ -385,7 +385,7 @@ fn stall_firing(trigger: usize, key: &ConnKey, start: i64, at: i64, ongoing: boo
         } else {
             "for longer than the threshold,"
         },
-        crate::sidecar::rfc3339(start),
+        crate::clock::rfc3339(start),
     );
     Firing {
         trigger,

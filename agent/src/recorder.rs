@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crate::capture::InterfaceInfo;
 use crate::ring::Ring;
-use crate::sidecar::{self, TriggerRecord};
+use crate::sidecar::TriggerRecord;
 use crate::window::{self, CaptureOutcome, WindowPlan, WindowShared, WindowState};
 
 /// Triggers recorded per window at most; further matches are only counted.
@@ -289,7 +289,7 @@ impl Recorder {
             name: spec.name.clone(),
             class: spec.class.clone(),
             at_ns: f.at_ns,
-            at: sidecar::rfc3339(f.at_ns),
+            at: crate::clock::rfc3339(f.at_ns),
             onset_ns: f.onset_ns,
             source: f.source,
             line_no: f.line_no,

@@ -120,15 +120,6 @@ pub struct Sidecar {
     pub rdma_counters: Option<RdmaCounters>,
 }
 
-/// Format ns since the epoch as RFC 3339 with nanoseconds (UTC).
-pub fn rfc3339(ns: i64) -> String {
-    if ns <= 0 {
-        return "1970-01-01T00:00:00.000000000Z".to_string();
-    }
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns as u64);
-    humantime::format_rfc3339_nanos(t).to_string()
-}
-
 /// RDMA counters read when the window opened (the trigger) and when it closed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RdmaCounters {

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use tripcap_triggers::{evidence, TimeContext, TriggerSet};
 
+use crate::clock::rfc3339;
 use crate::matcher::{Hit, Matcher};
-use crate::sidecar::rfc3339;
 
 /// What a dry run found.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub fn test_files(
         )
         .map_err(|e| write_error(e, "stdout"))?;
     }
-    let now = crate::capture::now_ns();
+    let now = crate::clock::now_ns();
     for file in files {
         let shown = file.display().to_string();
         let fail = |source| ReadError {
@@ -145,7 +145,7 @@ fn report(
                 "groups": groups,
             });
             // The raw evidence (not checked against a read time: the file is old).
-            let ev = evidence(text, TimeContext::utc(crate::capture::now_ns()));
+            let ev = evidence(text, TimeContext::utc(crate::clock::now_ns()));
             if let Some(map) = obj.as_object_mut() {
                 if let Some(t) = ev.line_time {
                     map.insert("line_time".into(), rfc3339(t).into());

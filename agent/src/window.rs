@@ -16,9 +16,9 @@
 //! [`WindowShared`] is how it reaches the writer thread.
 
 use std::collections::VecDeque;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver};
@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::capture::InterfaceInfo;
 use crate::capture_file::pcapng;
 use crate::counters::{self, CounterSnapshot};
+use crate::private_file::{create_private, tmp_path, write_private_atomically};
 use crate::ring::{Block, Ring, RingEvent, RingSpan, WATERMARK_END};
 use crate::sidecar::{self, InterfaceReport, RdmaCounters, Sidecar, TriggerRecord, WindowReport};
 
@@ -401,8 +402,8 @@ impl Writer {
         if asked_start < start {
             shortfall.push(format!(
                 "a later trigger asked for packets from {} but the file had already started at {}",
-                sidecar::rfc3339(asked_start),
-                sidecar::rfc3339(start)
+                crate::clock::rfc3339(asked_start),
+                crate::clock::rfc3339(start)
             ));
         }
         if covered_start > start {
@@ -419,7 +420,7 @@ impl Writer {
             };
             shortfall.push(format!(
                 "{what} {} ({:.3} s before the trigger; the window asked for {:.3} s): {fix}",
-                sidecar::rfc3339(covered_start),
+                crate::clock::rfc3339(covered_start),
                 seconds(at.saturating_sub(covered_start)),
                 seconds(at.saturating_sub(start)),
             ));
@@ -427,8 +428,8 @@ impl Writer {
         if covered_end < end {
             shortfall.push(format!(
                 "capture stopped at {} before the window's end {} (replay ended or agent stopped)",
-                sidecar::rfc3339(covered_end),
-                sidecar::rfc3339(end)
+                crate::clock::rfc3339(covered_end),
+                crate::clock::rfc3339(end)
             ));
         }
         let stats = ring.stats();
@@ -471,7 +472,7 @@ impl Writer {
                     shortfall.push(format!(
                         "capture on `{}` stopped at {} ({why}): its packets after that are missing",
                         info.desc.name,
-                        sidecar::rfc3339(at)
+                        crate::clock::rfc3339(at)
                     ));
                 }
             }
@@ -498,12 +499,12 @@ impl Writer {
                 covered_start_ns: covered_start,
                 covered_end_ns: covered_end,
                 asked: [
-                    sidecar::rfc3339(asked_start.min(start)),
-                    sidecar::rfc3339(end),
+                    crate::clock::rfc3339(asked_start.min(start)),
+                    crate::clock::rfc3339(end),
                 ],
                 covered: [
-                    sidecar::rfc3339(covered_start),
-                    sidecar::rfc3339(covered_end),
+                    crate::clock::rfc3339(covered_start),
+                    crate::clock::rfc3339(covered_end),
                 ],
                 complete,
                 shortfall,
@@ -583,40 +584,6 @@ fn comments(host: &str, report: &Sidecar) -> Vec<String> {
         out.push(c);
     }
     out
-}
-
-/// `dir/.name.tmp` for `dir/name`.
-pub fn tmp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp"))
-}
-
-/// Create (truncate) a file readable by its owner only.
-pub fn create_private(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-}
-
-/// Write `data` to `path` via a 0600 temporary file, synced, then renamed.
-pub fn write_private_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
-    let tmp = tmp_path(path);
-    let result = (|| {
-        let mut f = create_private(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// A write error as one line that says what to do.

@@ -240,7 +240,7 @@ pub async fn run(
 }
 
 fn log_only(matcher: &mut Matcher, line: &LogLine, hits: &mut Vec<Hit>) {
-    if matcher.line(&line.path, &line.bytes, crate::capture::now_ns(), hits) {
+    if matcher.line(&line.path, &line.bytes, crate::clock::now_ns(), hits) {
         for h in hits.iter() {
             let spec = &matcher.specs()[h.trigger];
             tracing::warn!(trigger = %spec.name, class = %spec.class, source = %line.path.display(), line = line.line_no, "trigger fired, not captured (no packets saved)");

@@ -552,17 +552,6 @@ pub fn analyze<R: Read>(
     Ok(report)
 }
 
-/// Signed distance `a - b` of two 24-bit PSNs, in `[-2^23, 2^23)`.
-pub fn psn_distance(a: u32, b: u32) -> i32 {
-    let m = crate::wire::bth::PSN_MODULUS;
-    let d = a.wrapping_sub(b) & (m - 1);
-    if d >= m / 2 {
-        d as i32 - m as i32
-    } else {
-        d as i32
-    }
-}
-
 impl Report {
     /// Attaches what the sidecar says (trigger, drops, counters) and recomputes the
     /// findings with times relative to the trigger.
@@ -582,19 +571,5 @@ impl Report {
     /// figures, the findings in time order, then one line per connection, worst first.
     pub fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
         findings::write_summary(self, out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::psn_distance;
-
-    #[test]
-    fn psn_distance_wraps_at_24_bits() {
-        assert_eq!(psn_distance(0, 0xff_ffff), 1);
-        assert_eq!(psn_distance(0xff_ffff, 0), -1);
-        assert_eq!(psn_distance(5, 3), 2);
-        assert_eq!(psn_distance(3, 5), -2);
-        assert_eq!(psn_distance(0x80_0000, 0), -0x80_0000);
     }
 }

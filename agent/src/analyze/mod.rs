@@ -268,7 +268,7 @@ fn write_report_files(
         kind: ErrorKind::Svg(m),
     })?;
     for (path, bytes) in [(&files.summary, json), (&files.svg, svg.into_bytes())] {
-        crate::window::write_private_atomically(path, &bytes).map_err(|source| Error {
+        crate::private_file::write_private_atomically(path, &bytes).map_err(|source| Error {
             kind: ErrorKind::Output {
                 path: path.clone(),
                 source,

@@ -32,7 +32,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::wire::aeth::{NakCode, Syndrome};
-use crate::wire::bth::{Opcode, Operation, Service, PSN_MODULUS};
+use crate::wire::bth::{psn_distance, Opcode, Operation, Service, PSN_MODULUS};
 use crate::wire::{Addr, Roce};
 
 /// The Firefox/rustc hash: fast on small fixed-size keys, not DoS-resistant.
@@ -328,7 +328,7 @@ impl Tracker {
             Opcode::Op(service, op) if !op.is_response() => {
                 if let Some(last) = c.last_psn {
                     let expected = (last + 1) % PSN_MODULUS;
-                    let d = super::connections::psn_distance(psn, expected);
+                    let d = psn_distance(psn, expected);
                     if d > 0 && !c.after_read {
                         step.psn = PsnStep::Gap { missing: d as u32 };
                     } else if d < 0 && psn == last {
@@ -352,7 +352,7 @@ impl Tracker {
                         while c
                             .pending
                             .back()
-                            .is_some_and(|&(p, _)| super::connections::psn_distance(p, psn) >= 0)
+                            .is_some_and(|&(p, _)| psn_distance(p, psn) >= 0)
                         {
                             c.pending.pop_back();
                         }
@@ -392,7 +392,7 @@ impl Tracker {
                 if let Some(f) = self.conns.get_mut(&pk) {
                     let mut n = 0;
                     while let Some(&(p, _)) = f.pending.front() {
-                        let d = super::connections::psn_distance(p, psn);
+                        let d = psn_distance(p, psn);
                         if d < 0 || (d == 0 && inclusive) {
                             f.pending.pop_front();
                             n += 1;

@@ -28,7 +28,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::capture::{now_ns, InterfaceInfo};
+use crate::capture::InterfaceInfo;
+use crate::clock::now_ns;
 use crate::deliver::{CaptureCounts, DeliverStats};
 use crate::follow::FollowStats;
 use crate::recorder::{Fired, Firing, Recorder};
@@ -122,7 +123,7 @@ impl Api {
         let token = config
             .token
             .as_deref()
-            .map(|t| crate::deliver::upload::expand_env(t, "`token`"))
+            .map(|t| crate::auth::expand_env(t, "`token`"))
             .transpose()
             .map_err(|e| ApiError::Token(e.to_string()))?
             .filter(|t| !t.is_empty());
@@ -273,7 +274,7 @@ struct TriggerBody {
 /// Whether a manual trigger may be fired: `None` when allowed.
 fn authorize(headers: &HeaderMap, token: Option<&str>, loopback: bool) -> Option<Response> {
     match token {
-        Some(t) => crate::collect::check_bearer(headers, Some(t)),
+        Some(t) => crate::auth::check_bearer(headers, Some(t)),
         None if loopback => None,
         None => Some(
             (

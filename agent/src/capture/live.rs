@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use pcap::{Active, Capture, Precision};
 
-use super::{now_ns, CaptureError, IfaceCounters, InterfaceInfo, TsPrecision, WrappingCounter};
+use super::{CaptureError, IfaceCounters, InterfaceInfo, TsPrecision, WrappingCounter};
 use crate::capture_file::pcapng::InterfaceDesc;
+use crate::clock::now_ns;
 use crate::ring::{BlockWriter, Ring, WATERMARK_END};
 
 /// libpcap read timeout (TPACKET_V3 block retire timeout), ms.

@@ -15,9 +15,6 @@ use crate::capture_file::pcapng::InterfaceDesc;
 /// Default BPF filter: RoCE v2, RoCE v1, PFC/pause, ARP.
 pub const DEFAULT_FILTER: &str = "udp port 4791 or ether proto 0x8915 or ether proto 0x8808 or arp";
 
-/// Snapshot length meaning "whole packets".
-pub const FULL_SNAPLEN: u32 = 262_144;
-
 /// Timestamp precision libpcap actually delivers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TsPrecision {
@@ -206,13 +203,6 @@ pub fn timeval_ns(tv: &libc::timeval, scale: i64) -> i64 {
     (tv.tv_sec as i64)
         .saturating_mul(1_000_000_000)
         .saturating_add((tv.tv_usec as i64).saturating_mul(scale))
-}
-
-/// Nanoseconds since the Unix epoch, now.
-pub fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

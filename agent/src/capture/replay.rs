@@ -16,10 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{CaptureError, IfaceCounters, InterfaceInfo, TsPrecision, FULL_SNAPLEN};
+use super::{CaptureError, IfaceCounters, InterfaceInfo, TsPrecision};
 use crate::capture_file::pcapng::InterfaceDesc;
 use crate::capture_file::reader::{Interface, Reader, TsResol};
 use crate::ring::{BlockWriter, Ring, WATERMARK_END};
+use crate::units::FULL_SNAPLEN;
 
 /// Read buffer per replayed file.
 const READ_BUFFER: usize = 1 << 20;

@@ -34,6 +34,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::check_bearer;
 use store::{check_name, is_sha256_hex, Store, StoreError, Stored};
 
 /// Header the agent puts the body's SHA-256 in.
@@ -146,44 +147,6 @@ pub async fn run(
     serve(listener, state, shutdown)
         .await
         .map_err(CollectError::Serve)
-}
-
-/// Compare two byte strings in time independent of where they differ.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
-    for i in 0..a.len().max(b.len()) {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0xff);
-        diff |= x ^ y;
-    }
-    diff == 0
-}
-
-/// Check `Authorization: Bearer <token>`; `None` when allowed.
-pub fn check_bearer(headers: &HeaderMap, token: Option<&str>) -> Option<Response> {
-    let token = token?;
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match given {
-        None => Some(
-            (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "missing `Authorization: Bearer <token>`: set the token in the sender's headers\n",
-            )
-                .into_response(),
-        ),
-        Some(g) if constant_time_eq(g.trim().as_bytes(), token.as_bytes()) => None,
-        Some(_) => Some(
-            (
-                StatusCode::FORBIDDEN,
-                "wrong bearer token: use the token the collector was started with\n",
-            )
-                .into_response(),
-        ),
-    }
 }
 
 fn refuse(e: &StoreError) -> Response {
@@ -396,18 +359,4 @@ async fn post_unit(
         ));
     }
     stored_response(results)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn constant_time_eq_is_eq() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
-        assert!(!constant_time_eq(b"", b"a"));
-        assert!(constant_time_eq(b"", b""));
-    }
 }

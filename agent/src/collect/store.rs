@@ -198,7 +198,7 @@ impl Store {
         let path = self.path(incident, host, file);
         let name = file.to_string();
         let digest = tokio::task::spawn_blocking(move || match std::fs::metadata(&path) {
-            Ok(_) => crate::deliver::upload::sha256_file(&path).map(|(_, h)| Some(h)),
+            Ok(_) => crate::digest::sha256_file(&path).map(|(_, h)| Some(h)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         })

@@ -23,7 +23,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
-use crate::window::write_private_atomically;
+use crate::private_file::write_private_atomically;
 
 /// Version tag of the state file.
 pub const STATE_SCHEMA: &str = "tripcap.spool/1";

@@ -35,13 +35,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use backon::{ExponentialBuilder, Retryable};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use serde::{Deserialize, Deserializer};
-use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use tokio_util::io::ReaderStream;
 use tokio_util::sync::CancellationToken;
 
 use super::spool::{self, Parked, Status, Unit, UnitState};
 use super::DeliverStats;
+use crate::auth::expand_env;
+use crate::digest::sha256_file;
 
 /// Header carrying the SHA-256 (hex) of the body, unless configured otherwise.
 pub const DEFAULT_SHA256_HEADER: &str = "X-Content-SHA256";
@@ -169,7 +170,7 @@ impl UploadConfig {
 
 fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     let text = String::deserialize(d)?;
-    crate::config::parse_duration(&text).map_err(serde::de::Error::custom)
+    crate::units::parse_duration(&text).map_err(serde::de::Error::custom)
 }
 
 fn de_opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
@@ -185,7 +186,7 @@ fn de_opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
     }
     match NumOrText::deserialize(d)? {
         NumOrText::Num(n) => Ok(Some(n)),
-        NumOrText::Text(t) => crate::config::parse_size(&t)
+        NumOrText::Text(t) => crate::units::parse_size(&t)
             .map(Some)
             .map_err(serde::de::Error::custom),
     }
@@ -203,29 +204,13 @@ pub enum UploadError {
     UnsetEnv(String),
 }
 
-/// Expand `${NAME}` from the environment. The error names the variable, never a value.
-pub fn expand_env(text: &str, what: &str) -> Result<String, UploadError> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(UploadError::Config(format!(
-                "{what}: `${{` without a closing `}}`: write `${{NAME}}`"
-            )));
-        };
-        let name = &after[..end];
-        let value = std::env::var(name).map_err(|_| {
-            UploadError::UnsetEnv(format!(
-                "{what} uses ${{{name}}}, which is not set: export {name} in the agent's environment"
-            ))
-        })?;
-        out.push_str(&value);
-        rest = &after[end + 1..];
+impl From<crate::auth::EnvError> for UploadError {
+    fn from(e: crate::auth::EnvError) -> UploadError {
+        match e {
+            crate::auth::EnvError::Unset { .. } => UploadError::UnsetEnv(e.to_string()),
+            _ => UploadError::Config(e.to_string()),
+        }
     }
-    out.push_str(rest);
-    Ok(out)
 }
 
 /// A URL (or URL template) fit for logs: no user info, no query (presigned
@@ -545,7 +530,7 @@ impl Uploader {
                 unit.state.parked = Some(Parked {
                     status: Some(status),
                     reason: why,
-                    at_ns: crate::capture::now_ns(),
+                    at_ns: crate::clock::now_ns(),
                 });
                 self.persist(&unit.incident, &unit.state);
                 true
@@ -839,24 +824,6 @@ async fn judge(resp: Result<reqwest::Response, reqwest::Error>) -> Result<(), Fa
     }
 }
 
-/// SHA-256 (hex) and length of a file, read in 1 MiB pieces.
-pub fn sha256_file(path: &Path) -> std::io::Result<(u64, String)> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut len = 0u64;
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-        len += n as u64;
-    }
-    Ok((len, hex::encode(h.finalize())))
-}
-
 /// Check an `[upload]` table as the uploader would at start (URL scheme and
 /// placeholders, `${ENV}` references, certificate files, header names),
 /// without sending anything: what `tripcap check` runs.
@@ -1047,23 +1014,6 @@ mod tests {
             "https://s3.example/b/k?REDACTED"
         );
         assert!(!redact_url("https://x/?sig=abc").contains("abc"));
-    }
-
-    #[test]
-    fn env_expansion_names_the_variable_not_the_value() {
-        std::env::set_var("TRIPCAP_TEST_TOKEN_XYZ", "s3cret");
-        assert_eq!(
-            expand_env("Bearer ${TRIPCAP_TEST_TOKEN_XYZ}", "h").expect("set"),
-            "Bearer s3cret"
-        );
-        let e = expand_env("Bearer ${TRIPCAP_TEST_UNSET_XYZ}", "header `Authorization`")
-            .expect_err("unset")
-            .to_string();
-        assert!(
-            e.contains("TRIPCAP_TEST_UNSET_XYZ") && e.contains("export"),
-            "{e}"
-        );
-        assert!(expand_env("${OPEN", "h").is_err());
     }
 
     #[test]

@@ -488,8 +488,28 @@ impl Repr {
     }
 }
 
+/// Signed distance `a - b` of two 24-bit PSNs, in `[-2^23, 2^23)`: how far
+/// `a` is ahead of `b` (negative: behind), across the wrap at 2^24.
+pub fn psn_distance(a: u32, b: u32) -> i32 {
+    let d = a.wrapping_sub(b) & (PSN_MODULUS - 1);
+    if d >= PSN_MODULUS / 2 {
+        d as i32 - PSN_MODULUS as i32
+    } else {
+        d as i32
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn psn_distance_wraps_at_24_bits() {
+        assert_eq!(super::psn_distance(0, 0xff_ffff), 1);
+        assert_eq!(super::psn_distance(0xff_ffff, 0), -1);
+        assert_eq!(super::psn_distance(5, 3), 2);
+        assert_eq!(super::psn_distance(3, 5), -2);
+        assert_eq!(super::psn_distance(0x80_0000, 0), -0x80_0000);
+    }
+
     use super::*;
     use crate::wire::Error;
 

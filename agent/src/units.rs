@@ -1,0 +1,43 @@
+//! Units a user writes in config files and flags: durations (`"30s"`), byte
+//! sizes (`"64MiB"`) and snapshot lengths (`128`, `"full"`).
+//!
+//! A leaf module: it imports nothing from the crate, so every layer may use it.
+//! Each parser's error is one sentence that shows how to write the value.
+
+use std::time::Duration;
+
+/// The snapshot length that keeps whole packets (libpcap's maximum).
+pub const FULL_SNAPLEN: u32 = 262_144;
+
+/// Parse a duration with a unit; the error says how to write one.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "\"{t}\" has no unit: write \"{t}s\" (or \"{t}ms\", \"{t}m\")"
+        ));
+    }
+    humantime::parse_duration(t).map_err(|e| {
+        format!("\"{t}\" is not a duration ({e}): write e.g. \"30s\", \"500ms\", \"15m\"")
+    })
+}
+
+/// Parse a byte size (`"64MiB"`, `"1GiB"`, `"500k"`, `"1048576"`).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|_| format!("\"{text}\" is not a size: write e.g. \"64MiB\", \"1GiB\" (binary) or \"500MB\" (decimal)"))
+}
+
+/// Parse a snapshot length: bytes, or `full`/`0` for whole packets.
+pub fn parse_snaplen(text: &str) -> Result<u32, String> {
+    match text.trim() {
+        "full" | "0" => Ok(FULL_SNAPLEN),
+        t => match t.parse::<u32>() {
+            Ok(n) if n >= 64 => Ok(n.min(FULL_SNAPLEN)),
+            Ok(n) => Err(format!("snaplen {n} is too short to hold the RoCE headers: use at least 64 (default 128), or \"full\"")),
+            Err(_) => Err(format!("snaplen \"{t}\" is not a number of bytes: write e.g. 128, or \"full\"")),
+        },
+    }
+}
