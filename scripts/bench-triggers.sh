@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Scan throughput of every built-in trigger pack vs `grep -E -f` of the same
-# patterns, over a log made of the shared corpus lines (BENCHMARKS.md, "triggers").
+# patterns, over a log made of the test corpus lines (tests/data/corpus) (BENCHMARKS.md, "triggers").
 #
 #   scripts/bench-triggers.sh [SIZE_MB] [RUNS]      (default 200 MB, 5 runs)
 #
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MB=${1:-200}
 RUNS=${2:-5}
-CORPUS=${CORPUS:-../shared/corpus}
+CORPUS=${CORPUS:-tests/data/corpus}
 WORK=${WORK:-$(mktemp -d /tmp/tripcap-bench.XXXXXX)}
 BIN=${BIN:-target/release/tripcap}
 [ -x "$BIN" ] || cargo build --release --bin tripcap >&2

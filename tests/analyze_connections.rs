@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use tripcap::analyze::{run, AnalyzeArgs};
 
 fn pcaps_dir() -> PathBuf {
-    common::shared_dir().join("pcaps")
+    common::data_dir().join("pcaps")
 }
 
 struct Truth {

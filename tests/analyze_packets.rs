@@ -1,22 +1,22 @@
 //! The tshark oracle for `tripcap analyze --packets`: for every capture in
-//! `shared/pcaps` that holds RoCE/InfiniBand, tshark (run live, with the decode-as options
+//! `tests/data/pcaps` that holds RoCE/InfiniBand, tshark (run live, with the decode-as options
 //! from `NAME.tshark_cmd.txt`) and our table must agree row for row — same frames, same
 //! fields. Frames tshark does not show as `infiniband` we must not print, and vice versa.
 //!
 //! The ERF file (native InfiniBand, no Ethernet/IP/UDP) is included: `wire` parses ERF
 //! type 21 records (LRH, optional GRH, BTH) and uses the ERF timestamp as tshark does.
 //!
-//! Needs tshark (Debian package `tshark`); the shared folder is `$TRIPCAP_SHARED_DIR` or
-//! `<repo>/../shared`.
+//! Needs tshark (Debian package `tshark`). With `TRIPCAP_SHARED_DIR` set, the captures in
+//! `$TRIPCAP_SHARED_DIR/pcaps` are compared as well (optional; see `common::sample_pcaps`).
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use tripcap::analyze::{run, AnalyzeArgs};
 
-use common::shared_dir;
+use common::{data_dir, sample_pcaps};
 
 /// The `-d …` decode-as arguments recorded next to a capture.
 fn decode_as(pcap: &Path) -> Vec<String> {
@@ -111,17 +111,11 @@ fn our_rows(pcap: &Path) -> Vec<String> {
 
 #[test]
 fn packets_table_equals_tshark_for_every_sample_capture() {
-    let dir = shared_dir().join("pcaps");
-    let mut pcaps: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("read pcaps dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
-        .collect();
-    pcaps.sort();
+    let pcaps = sample_pcaps(&["pcap", "pcapng"]);
     assert!(
         pcaps.len() >= 8,
         "expected the 8 sample captures in {}",
-        dir.display()
+        data_dir().join("pcaps").display()
     );
     let mut compared = 0;
     for pcap in &pcaps {
@@ -149,6 +143,6 @@ fn packets_table_equals_tshark_for_every_sample_capture() {
 
 #[test]
 fn decode_as_port_69_is_read_from_the_cmd_file() {
-    let pcap = shared_dir().join("pcaps/oferby-proxy_roce.pcap");
+    let pcap = data_dir().join("pcaps/oferby-proxy_roce.pcap");
     assert_eq!(decode_as(&pcap), ["-d", "udp.port==69,infiniband"]);
 }

@@ -1,4 +1,4 @@
-//! The capture-file reader on real files: every sample pcap in `shared/pcaps`, the same
+//! The capture-file reader on real files: every sample pcap in `tests/data/pcaps`, the same
 //! files converted to pcapng by `editcap` (one section, one IDB) and merged by `mergecap`
 //! (several interfaces), a byte-swapped (big-endian) copy, and cut-off copies.
 
@@ -10,17 +10,11 @@ use std::process::Command;
 use tripcap::capture_file::reader::{Format, Reader};
 
 fn pcaps_dir() -> PathBuf {
-    common::shared_dir().join("pcaps")
+    common::data_dir().join("pcaps")
 }
 
 fn sample_pcaps() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(pcaps_dir())
-        .expect("read pcaps dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
-        .collect();
-    v.sort();
-    v
+    common::sample_pcaps(&["pcap"])
 }
 
 /// (interface, ts_ns, orig_len, data) of every packet.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tripcap::analyze::{run, write_capture_report, AnalyzeArgs};
 
 fn pcaps_dir() -> PathBuf {
-    common::shared_dir().join("pcaps")
+    common::data_dir().join("pcaps")
 }
 
 fn json_of(file: &Path) -> serde_json::Value {
@@ -30,7 +30,7 @@ const STALL_START: i64 = 1_700_000_000_019_393_000;
 #[test]
 fn synthetic_capture_whole_figures() {
     let j = json_of(&pcaps_dir().join("synthetic_roce_default.pcap"));
-    // synthetic_roce_default.pfc.tsv: 10 XOFF (65535 quanta) and 1 XON on priority 3.
+    // synthetic_roce_default.pcap.truth.tsv: 10 XOFF (65535 quanta) and 1 XON on priority 3.
     let p3 = &j["pauses"]["pfc"][3];
     assert_eq!(p3["xoff"], 10);
     assert_eq!(p3["xon"], 1);

@@ -19,7 +19,7 @@ use tripcap::traffic::{self, Flow, Generator};
 use tripcap::window::CaptureOutcome;
 
 fn pcaps_dir() -> PathBuf {
-    common::shared_dir().join("pcaps")
+    common::data_dir().join("pcaps")
 }
 
 /// Replays `file` through a ring watched by `defs`; returns every capture's sidecar.

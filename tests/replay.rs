@@ -374,8 +374,7 @@ fn empty_window_holds_only_the_trigger_instant() {
 
 #[test]
 fn replay_of_a_real_capture_keeps_every_packet_and_its_timestamp() {
-    let shared = shared_dir();
-    let real = shared.join("pcaps/synthetic_roce_rxvantage_vlan_nsec.pcap");
+    let real = data_dir().join("pcaps/synthetic_roce_rxvantage_vlan_nsec.pcap");
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let all = tshark_rows(&real);

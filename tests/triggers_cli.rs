@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{run, tripcap};
+use common::{data_dir, run, tripcap};
 
 const WATCHDOG: &str = "[rank4]:[E226 11:16:37.104512039 ProcessGroupNCCL.cpp:616] [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5653, OpType=ALLREDUCE, NumelIn=58720256, NumelOut=58720256, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.";
 const RETRY: &str = "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f";
@@ -92,13 +92,8 @@ unless = ["harmless boom"]
     .expect("write config");
     let log = dir.path().join("job.log");
     let perftest = std::fs::read_to_string(
-        "../shared/corpus/perftest/ib_write_bw_server_and_client_success_hsn_doc.txt",
+        data_dir().join("corpus/perftest/ib_write_bw_server_and_client_success_hsn_doc.txt"),
     )
-    .or_else(|_| {
-        std::fs::read_to_string(
-            "/work/shared/corpus/perftest/ib_write_bw_server_and_client_success_hsn_doc.txt",
-        )
-    })
     .expect("corpus perftest file");
     std::fs::write(
         &log,

@@ -248,24 +248,58 @@ pub fn tshark_rows_any(file: &Path) -> usize {
         .count()
 }
 
-/// The shared test data (`corpus/`, `pcaps/`) beside the project root, or
-/// `TRIPCAP_SHARED_DIR`; fails if it is missing rather than skipping.
-pub fn shared_dir() -> PathBuf {
-    let dir = std::env::var_os("TRIPCAP_SHARED_DIR")
-        .map(Into::into)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+/// The test data kept in the repository, `tests/data` (`corpus/`, `pcaps/`; where each
+/// file came from is in its README); fails if it is missing rather than skipping.
+pub fn data_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     assert!(
         dir.join("pcaps").is_dir() && dir.join("corpus").is_dir(),
-        "the shared test data is missing: looked in {} (set TRIPCAP_SHARED_DIR)",
+        "the test data is missing: looked in {}",
         dir.display()
     );
     dir
 }
 
+/// The sample captures whose extension is one of `extensions`, sorted: those in
+/// `tests/data/pcaps`, then, only when `TRIPCAP_SHARED_DIR` is set, the others in
+/// `$TRIPCAP_SHARED_DIR/pcaps` (an optional fuller set kept outside the repository;
+/// names already in `tests/data/pcaps` are skipped). No test needs that variable.
+pub fn sample_pcaps(extensions: &[&str]) -> Vec<PathBuf> {
+    let list = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension()
+                    .and_then(|x| x.to_str())
+                    .is_some_and(|x| extensions.contains(&x))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let dir = data_dir().join("pcaps");
+    let mut v = list(&dir);
+    assert!(!v.is_empty(), "no sample captures in {}", dir.display());
+    if let Some(shared) = std::env::var_os("TRIPCAP_SHARED_DIR") {
+        let ours: Vec<_> = v
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(ToOwned::to_owned)
+            .collect();
+        let more: Vec<PathBuf> = list(&Path::new(&shared).join("pcaps"))
+            .into_iter()
+            .filter(|p| p.file_name().is_some_and(|n| !ours.iter().any(|o| o == n)))
+            .collect();
+        eprintln!("TRIPCAP_SHARED_DIR: {} more sample captures", more.len());
+        v.extend(more);
+    }
+    v
+}
+
 /// Line `n` (1-based, counting the header) of a corpus TSV: its third column, untrimmed.
 pub fn corpus_line(file: &str, n: usize) -> String {
-    let text =
-        std::fs::read_to_string(shared_dir().join("corpus").join(file)).expect("corpus file");
+    let text = std::fs::read_to_string(data_dir().join("corpus").join(file)).expect("corpus file");
     let row = text.split('\n').nth(n - 1).expect("line number in range");
     row.splitn(3, '\t')
         .nth(2)

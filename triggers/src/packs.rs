@@ -1,8 +1,8 @@
 //! Built-in trigger packs: `nccl`, `pytorch`, `perftest` and `verbs`.
 //!
 //! Each pack is a table of `Builtin` rows turned into [`TriggerDef`]s by
-//! [`pack`]. The rows were written against the shared corpus of real log lines
-//! (`shared/corpus/*.tsv`, checked by `tests/corpus.rs`), and precision is the
+//! [`pack`]. The rows were written against the corpus of real log lines
+//! (`tests/data/corpus/*.tsv`, checked by `tests/corpus.rs`), and precision is the
 //! contract: a built-in trigger fires only on message stems that appear in
 //! failures, never on generic words (`timeout`, `fail`, `WARN`) that healthy
 //! logs also print.
@@ -126,7 +126,7 @@ struct Builtin {
     /// Seconds kept before the line.
     pre_s: u64,
     description: &'static str,
-    /// A line of `shared/corpus/positives.tsv` this trigger fires on.
+    /// A line of `tests/data/corpus/positives.tsv` this trigger fires on.
     example: &'static str,
     patterns: &'static [&'static str],
     unless: &'static [&'static str],

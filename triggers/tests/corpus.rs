@@ -1,9 +1,8 @@
-//! The built-in packs, evidence and perftest parser against the shared corpus
-//! of real log lines (`shared/corpus`, see its README).
+//! The built-in packs, evidence and perftest parser against the corpus of real log
+//! lines kept in the repository (`tests/data/corpus` at the workspace root; where each
+//! line was published is in its `source` column, see `tests/data/README.md`).
 //!
-//! The corpus is found at `$TRIPCAP_SHARED_DIR/corpus`, else at
-//! `<CARGO_MANIFEST_DIR>/../../shared/corpus` (where CI puts it). A missing
-//! corpus fails the tests, naming where it looked: these tests never pass by
+//! A missing corpus fails the tests, naming where it looked: these tests never pass by
 //! finding nothing. Every failing line is listed in the assertion message.
 
 use std::fs;
@@ -16,14 +15,10 @@ use tripcap_triggers::perftest::{
 use tripcap_triggers::{all_packs, evidence, LineMatch, TimeContext, TriggerSet};
 
 fn corpus_dir() -> PathBuf {
-    let shared = match std::env::var_os("TRIPCAP_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
-    };
-    let dir = shared.join("corpus");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/corpus");
     assert!(
         dir.join("positives.tsv").is_file(),
-        "corpus not found: looked for {} (set TRIPCAP_SHARED_DIR to the directory holding corpus/)",
+        "corpus not found: looked for {}",
         dir.join("positives.tsv").display()
     );
     dir
