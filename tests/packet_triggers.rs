@@ -6,14 +6,12 @@ mod common;
 
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
-use tripcap::capture::replay::{Replay, Speed};
-use tripcap::packet_triggers::{self, PacketTriggerDef, PacketTriggerKind};
-use tripcap::recorder::Recorder;
-use tripcap::ring::{Ring, RingConfig, WATERMARK_END};
+use tokio_util::sync::CancellationToken;
+use tripcap::agent::{self, RunOptions};
+use tripcap::config::Config;
+use tripcap::packet_triggers::{PacketTriggerDef, PacketTriggerKind};
 use tripcap::sidecar::Sidecar;
 use tripcap::traffic::{self, Flow, Generator};
 use tripcap::window::CaptureOutcome;
@@ -22,53 +20,49 @@ fn pcaps_dir() -> PathBuf {
     common::data_dir().join("pcaps")
 }
 
-/// Replays `file` through a ring watched by `defs`; returns every capture's sidecar.
-fn replay_with(file: &Path, defs: Vec<PacketTriggerDef>) -> Vec<Sidecar> {
+/// Replays `files` (one ring interface each) through the agent with packet
+/// triggers `defs`; returns every capture's sidecar.
+fn replay_files(files: &[PathBuf], defs: Vec<PacketTriggerDef>) -> Vec<Sidecar> {
+    replay_blocks(files, defs, None)
+}
+
+/// [`replay_files`] with ring blocks of `block_size` bytes.
+fn replay_blocks(
+    files: &[PathBuf],
+    defs: Vec<PacketTriggerDef>,
+    block_size: Option<u64>,
+) -> Vec<Sidecar> {
     let out = tempfile::tempdir().expect("tempdir");
-    let replay = Replay::open(&[file.to_owned()]).expect("replay opens");
-    let interfaces = Arc::new(replay.interfaces().to_vec());
-    let ring = Ring::new(
-        RingConfig {
-            memory_limit: 16 << 20,
-            block_size: 64 << 10,
-            max_age: Duration::from_secs(600),
-            prefault: 0,
-        },
-        interfaces.len(),
-        replay.first_ts().map_or(i64::MIN, |t| t - 1),
-    );
-    let specs = defs.iter().map(PacketTriggerDef::spec).collect();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let recorder = Arc::new(Recorder::new(
-        Arc::clone(&ring),
-        Arc::clone(&interfaces),
-        out.path().to_path_buf(),
-        "host".into(),
-        specs,
-        Duration::from_secs(600),
-        tx,
-    ));
-    let stop = Arc::new(AtomicBool::new(false));
-    let handle = packet_triggers::spawn(
-        &ring,
-        Arc::clone(&interfaces),
-        Arc::clone(&recorder),
-        defs.into_iter().enumerate().collect(),
-        Arc::clone(&stop),
-    )
-    .expect("thread");
-    replay.run(&ring, Speed::Max, Vec::new(), |_| {}, &stop);
-    ring.advance_all(WATERMARK_END);
-    handle.join().expect("packet trigger thread");
-    recorder.join();
-    let mut sidecars = Vec::new();
-    while let Ok(o) = rx.try_recv() {
-        match o {
-            CaptureOutcome::Written { report, .. } => sidecars.push(*report),
-            CaptureOutcome::Failed { error, .. } => panic!("capture failed: {error}"),
-        }
+    let mut config = Config::default();
+    if let Some(b) = block_size {
+        config.ring.block_size = b;
     }
-    sidecars
+    config.output.dir = out.path().to_path_buf();
+    config.output.reports = false;
+    config.packet_triggers = defs;
+    let opts = RunOptions {
+        replay: files.to_vec(),
+        ..RunOptions::default()
+    };
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        agent::run(config, opts, CancellationToken::new(), Some(tx))
+            .await
+            .expect("agent runs");
+        let mut sidecars = Vec::new();
+        while let Ok(o) = rx.try_recv() {
+            match o {
+                CaptureOutcome::Written { report, .. } => sidecars.push(*report),
+                CaptureOutcome::Failed { error, .. } => panic!("capture failed: {error}"),
+            }
+        }
+        sidecars
+    })
+}
+
+fn replay_with(file: &Path, defs: Vec<PacketTriggerDef>) -> Vec<Sidecar> {
+    replay_files(&[file.to_owned()], defs)
 }
 
 fn def(name: &str, kind: PacketTriggerKind) -> PacketTriggerDef {
@@ -205,4 +199,40 @@ fn a_stall_still_going_fires_from_the_watermark() {
     assert_eq!(t.len(), 1, "{t:#?}");
     let line = t[0].line.as_deref().unwrap_or("");
     assert!(line.contains("QP 0x000011 silent and still"), "{line}");
+}
+
+/// Two interfaces: a busy one whose 64 KiB blocks fill and seal every 20 ms of
+/// capture time, and a quiet one whose blocks span 400 ms. The quiet queue pair
+/// is healthy (a packet every millisecond, acknowledged every 4), but at the end
+/// of each of its blocks a request is often outstanding, its answer in the next
+/// block, still open while the busy interface delivers 400 ms more.
+/// The packet triggers' clock is the lowest watermark across interfaces, so
+/// the quiet interface's queue pair is not judged by the busy one's packets.
+#[test]
+fn a_late_sealing_interface_does_not_stall_falsely() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t0 = 1_800_000_000_000_000_000i64;
+    let write = |path: &Path, qp: u32, count: i64, step: i64| {
+        let mut g = Generator::new(vec![Flow::new(qp, qp + 0x10, 0, 4)], 64);
+        let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+        let mut payload = Vec::new();
+        let mut frames = Vec::new();
+        for i in 0..count {
+            let p = g.next_packet(&mut payload).expect("packet");
+            let (s, d) = if p.reply { (b, a) } else { (a, b) };
+            let mut f = Vec::new();
+            traffic::frame(s, d, 50_000, &payload, &mut f);
+            frames.push((t0 + i * step, f));
+        }
+        let mut file = std::fs::File::create(path).expect("create");
+        traffic::write_pcap(&mut file, 128, frames).expect("write");
+    };
+    let (busy, quiet) = (dir.path().join("busy.pcap"), dir.path().join("quiet.pcap"));
+    write(&busy, 0x11, 40_000, 50_000); // 2 s, one packet every 50 µs
+    write(&quiet, 0x22, 2_000, 1_000_000); // 2 s, one packet every 1 ms
+    let mut stall = def("stall", PacketTriggerKind::QpStall);
+    stall.silent = Some(Duration::from_millis(100));
+    let sidecars = replay_blocks(&[busy, quiet], vec![stall], Some(64 << 10));
+    let t: Vec<_> = sidecars.iter().flat_map(|s| s.triggers.iter()).collect();
+    assert!(t.is_empty(), "no queue pair stalled: {t:#?}");
 }

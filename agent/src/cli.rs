@@ -128,9 +128,9 @@ pub struct RunArgs {
     /// Replay speed: `max` or `1x`.
     #[arg(long, default_value = "max")]
     pub speed: Speed,
-    /// Fire a manual trigger at this capture time (RFC 3339 or epoch seconds; repeatable).
-    #[arg(long = "trigger-at", value_parser = parse_time)]
-    pub trigger_at: Vec<i64>,
+    /// Fire a trigger when the replay reaches this capture time (RFC 3339 or epoch seconds; repeatable): `TIME` fires the manual trigger, `NAME=TIME` the trigger named NAME with its own window and cooldown.
+    #[arg(long = "trigger-at", value_parser = parse_trigger_at)]
+    pub trigger_at: Vec<crate::agent::TriggerAt>,
     /// With `--from-pcap` and `[upload]`: wait this long for the captures to be uploaded before exiting (e.g. 3m).
     #[arg(long, value_parser = crate::units::parse_duration)]
     pub upload_wait: Option<Duration>,
@@ -138,8 +138,8 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// What `run` (and `wrap`) pass to the agent beyond the config.
-    pub fn options(&self) -> crate::daemon::RunOptions {
-        crate::daemon::RunOptions {
+    pub fn options(&self) -> crate::agent::RunOptions {
+        crate::agent::RunOptions {
             replay: self.from_pcap.clone(),
             speed: self.speed,
             trigger_at: self.trigger_at.clone(),
@@ -271,6 +271,20 @@ pub struct WrapArgs {
 }
 
 /// Parse a capture time: RFC 3339 (`2026-11-30T02:14:27.5Z`) or Unix epoch seconds (`1764468867.5`).
+/// Parse `--trigger-at`: `TIME`, or `NAME=TIME`.
+pub fn parse_trigger_at(text: &str) -> Result<crate::agent::TriggerAt, String> {
+    let (trigger, time) = match text.split_once('=') {
+        Some((name, time)) if !name.trim().is_empty() => (Some(name.trim().to_string()), time),
+        Some(_) => return Err(format!("`{text}` has no trigger name before `=`: write NAME=TIME, or TIME alone for the manual trigger")),
+        None => (None, text),
+    };
+    Ok(crate::agent::TriggerAt {
+        trigger,
+        at_ns: parse_time(time)?,
+    })
+}
+
+/// Parse a time: RFC 3339, or seconds since the epoch.
 pub fn parse_time(text: &str) -> Result<i64, String> {
     let t = text.trim();
     if let Ok(secs) = t.parse::<f64>() {

@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::{self, AgentError, RunOptions};
 use crate::capture::live::{self, LiveSpec};
 use crate::capture::replay::Speed;
 use crate::capture::CaptureError;
 use crate::clock::now_ns;
 use crate::config::Config;
-use crate::daemon::{self, DaemonError, RunOptions};
 use crate::traffic::{self, Flow, Generator};
 use crate::window::CaptureOutcome;
 
@@ -72,7 +72,7 @@ pub struct DemoReport {
 pub enum DemoError {
     /// The agent could not start.
     #[error(transparent)]
-    Agent(#[from] DaemonError),
+    Agent(#[from] AgentError),
     /// Files or sockets.
     #[error("demo: {0}")]
     Io(#[from] std::io::Error),
@@ -135,7 +135,7 @@ fn schedule() -> (Generator, Vec<(Duration, Vec<u8>, bool)>) {
 
 /// Run the demo, writing into `out`. `force_replay` skips the live attempt.
 pub async fn run(out: &Path, force_replay: bool) -> Result<DemoReport, DemoError> {
-    daemon::prepare_output(out)?;
+    agent::prepare_output(out)?;
     let log_dir = out.join("demo-logs");
     std::fs::create_dir_all(&log_dir)?;
     let log = log_dir.join("rank0.log");
@@ -173,7 +173,7 @@ async fn run_live(out: &Path, log: &Path) -> Result<DemoReport, DemoError> {
     let config = demo_config(out, log, Some("lo"));
     let shutdown = CancellationToken::new();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let agent = tokio::spawn(daemon::run(
+    let agent = tokio::spawn(agent::run(
         config,
         RunOptions::default(),
         shutdown.clone(),
@@ -271,13 +271,12 @@ async fn run_replay(out: &Path, log: &Path, reason: String) -> Result<DemoReport
         tokio::time::sleep(LINE_AT + Duration::from_millis(300)).await;
         append_line(&log2, WATCHDOG_LINE)
     });
-    let summary = daemon::run(config, opts, CancellationToken::new(), None).await?;
+    let (tx, mut captures) = tokio::sync::mpsc::unbounded_channel();
+    agent::run(config, opts, CancellationToken::new(), Some(tx)).await?;
     writer.await.map_err(std::io::Error::other)??;
-    let capture = summary
-        .captures
-        .into_iter()
-        .next()
-        .ok_or(DemoError::NoCapture(Duration::ZERO))?;
+    let capture = captures
+        .try_recv()
+        .map_err(|_| DemoError::NoCapture(Duration::ZERO))?;
     Ok(DemoReport {
         mode: DemoMode::Replay,
         fallback_reason: Some(reason),

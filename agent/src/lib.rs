@@ -10,6 +10,7 @@
 //! [`daemon`] wires them together and owns nothing else; [`config`] and [`cli`]
 //! say what to run, [`demo`] and [`traffic`] run it without an RDMA NIC.
 
+pub mod agent;
 pub mod analyze;
 pub mod api;
 pub mod auth;
@@ -20,7 +21,6 @@ pub mod clock;
 pub mod collect;
 pub mod config;
 pub mod counters;
-pub mod daemon;
 pub mod deliver;
 pub mod demo;
 pub mod digest;
@@ -32,6 +32,7 @@ pub mod private_file;
 pub mod recorder;
 pub mod ring;
 pub mod sidecar;
+pub mod tasks;
 pub mod traffic;
 pub mod triggers_cmd;
 pub mod units;

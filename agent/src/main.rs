@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
+use tripcap::agent;
 use tripcap::cli::{CheckArgs, Cli, Command, LogFormat, RunArgs};
 use tripcap::config::Config;
-use tripcap::daemon;
 use tripcap::window::CaptureOutcome;
 
 fn main() -> ExitCode {
@@ -223,28 +223,25 @@ fn run_agent(args: RunArgs) -> anyhow::Result<ExitCode> {
             tracing::info!("stopping: closing open captures");
             on_signal.cancel();
         });
-        daemon::run(config, opts, shutdown, None).await
-    })?;
-    let failed = summary
-        .captures
-        .iter()
-        .filter(|c| matches!(c, CaptureOutcome::Failed { .. }))
-        .count();
-    for c in &summary.captures {
-        if let CaptureOutcome::Written { pcapng, report, .. } = c {
-            println!(
-                "{}\t{} packets\t{}",
-                pcapng.display(),
-                report.packets,
-                if report.window.complete {
-                    "complete"
-                } else {
-                    "incomplete"
+        // Each capture's line is printed as it is written.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let printer = tokio::spawn(async move {
+            while let Some(c) = rx.recv().await {
+                if let CaptureOutcome::Written { pcapng, report, .. } = c {
+                    let state = if report.window.complete {
+                        "complete"
+                    } else {
+                        "incomplete"
+                    };
+                    println!("{}\t{} packets\t{state}", pcapng.display(), report.packets);
                 }
-            );
-        }
-    }
-    Ok(if failed == 0 {
+            }
+        });
+        let summary = agent::run(config, opts, shutdown, Some(tx)).await;
+        let _ = printer.await;
+        summary
+    })?;
+    Ok(if summary.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -32,7 +32,7 @@ use tripcap_triggers::perftest::{Breach, Measure, PerftestEvent, PerftestParser,
 use tripcap_triggers::{evidence, LineMatch, TimeContext, TriggerSet};
 
 use crate::follow::LogLine;
-use crate::recorder::{Fired, Firing, Recorder, TriggerSpec};
+use crate::recorder::{Fired, Firing, Recorder, TriggerId, TriggerSpec, TriggerTable};
 
 /// Name of the trigger that fires when a perftest result row breaks a `[perftest]` threshold.
 pub const PERFTEST_THRESHOLD_TRIGGER: &str = "perftest-threshold";
@@ -64,9 +64,22 @@ pub struct Matcher {
     perftest: Option<(Thresholds, usize)>,
     parsers: HashMap<Arc<Path>, PerftestParser>,
     matches: Vec<LineMatch>,
+    /// The recorder's id of each of [`Matcher::specs`], once registered.
+    ids: Vec<TriggerId>,
 }
 
 impl Matcher {
+    /// Register every trigger a hit may name with the recorder's table; firings
+    /// then carry their ids ([`Matcher::trigger_id`]).
+    pub fn register(&mut self, table: &mut TriggerTable) {
+        self.ids = self.specs.iter().map(|s| table.add(s.clone())).collect();
+    }
+
+    /// The recorder's id of the trigger a hit names (`None` before [`Matcher::register`]).
+    pub fn trigger_id(&self, hit: &Hit) -> Option<TriggerId> {
+        self.ids.get(hit.trigger).copied()
+    }
+
     /// A matcher for `set`, plus the [`PERFTEST_THRESHOLD_TRIGGER`] when
     /// `perftest` thresholds are given (its window is the default 30 s + 30 s).
     pub fn new(set: TriggerSet, perftest: Option<Thresholds>) -> Matcher {
@@ -97,6 +110,7 @@ impl Matcher {
             perftest,
             parsers: HashMap::new(),
             matches: Vec::new(),
+            ids: Vec::new(),
         }
     }
 
@@ -261,8 +275,8 @@ impl StormLog {
     }
 }
 
-/// Match every line from `lines` and fire `recorder` (whose first triggers are
-/// `matcher.specs()`); `now` gives the read time. Returns when `lines` closes.
+/// Match every line from `lines` and fire `recorder` (with which `matcher` has
+/// registered its triggers); `now` gives the read time. Returns when `lines` closes.
 pub async fn run(
     mut lines: Receiver<LogLine>,
     mut matcher: Matcher,
@@ -281,8 +295,11 @@ pub async fn run(
         }
         for h in hits.drain(..) {
             let trigger = h.trigger;
+            let Some(id) = matcher.trigger_id(&h) else {
+                continue; // not registered with the recorder: nothing to fire
+            };
             let firing = Firing {
-                trigger,
+                trigger: id,
                 at_ns: h.at_ns,
                 onset_ns: h.onset_ns,
                 source: Some(line.path.display().to_string()),

@@ -35,18 +35,17 @@
 //! watermark passes `silent` after the QP's last sign of life.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
 use crate::analyze::track::{ConnKey, PsnStep, Tracker};
 use crate::capture::InterfaceInfo;
-use crate::recorder::{Firing, Recorder, TriggerSpec};
+use crate::recorder::{Firing, Recorder, TriggerId, TriggerSpec};
 use crate::ring::{Ring, RingEvent, WATERMARK_END};
+use crate::tasks::Tasks;
 use crate::wire::{self, Frame};
 
 /// Connections tracked at most.
@@ -197,7 +196,7 @@ fn qp_groups(key: &ConnKey) -> Vec<(String, String)> {
 /// A rate trigger's recent events.
 #[derive(Debug)]
 struct Rate {
-    trigger: usize,
+    trigger: TriggerId,
     def: PacketTriggerDef,
     times: VecDeque<i64>,
 }
@@ -236,13 +235,13 @@ impl Rate {
 #[derive(Debug)]
 pub struct Detector {
     tracker: Tracker,
-    stalls: Vec<(usize, PacketTriggerDef)>,
+    stalls: Vec<(TriggerId, PacketTriggerDef)>,
     retransmit: Vec<Rate>,
     nak: Vec<Rate>,
     cnp: Vec<Rate>,
     pfc: Vec<Rate>,
     /// (trigger, connection id) → start of the silence already fired for.
-    fired: HashMap<(usize, u32), i64>,
+    fired: HashMap<(TriggerId, u32), i64>,
     last_scan: i64,
     last_evict: i64,
     /// Packets analysed.
@@ -251,7 +250,7 @@ pub struct Detector {
 
 impl Detector {
     /// A detector for `defs` (recorder trigger index, definition).
-    pub fn new(defs: Vec<(usize, PacketTriggerDef)>) -> Detector {
+    pub fn new(defs: Vec<(TriggerId, PacketTriggerDef)>) -> Detector {
         let mut d = Detector {
             tracker: Tracker::with_limit(MAX_TRACKED_QPS),
             stalls: Vec::new(),
@@ -374,7 +373,7 @@ impl Detector {
     }
 }
 
-fn stall_firing(trigger: usize, key: &ConnKey, start: i64, at: i64, ongoing: bool) -> Firing {
+fn stall_firing(trigger: TriggerId, key: &ConnKey, start: i64, at: i64, ongoing: bool) -> Firing {
     let line = format!(
         "qp_stall: {} > {} QP 0x{:06x} silent {} with requests outstanding since {}",
         key.0,
@@ -397,22 +396,72 @@ fn stall_firing(trigger: usize, key: &ConnKey, start: i64, at: i64, ongoing: boo
     }
 }
 
-/// Starts the packet-trigger thread on `ring`. `defs` pairs each definition with its index
-/// in the recorder's trigger list (see [`PacketTriggerDef::spec`]). The thread stops when
-/// `stop` is set, or when the ring's watermark reaches the end (replay done, shutdown).
+/// Starts the packet-trigger thread on `ring`, tracked by `tasks`. `defs` pairs each
+/// definition with its id in the recorder (registered from [`PacketTriggerDef::spec`]).
+/// The thread ends when the ring's watermark reaches the end (replay done, or every
+/// capture thread stopped), after it has looked at every block sealed before.
+///
+/// The detector's clock is the ring's low watermark: the time up to which *every*
+/// interface has delivered its packets. A block from a fast interface says nothing
+/// about a slow one's queue pairs, whose packets may still be in an unsealed block,
+/// so judging silences by the newest packet seen anywhere would call them stalled.
 pub fn spawn(
     ring: &Arc<Ring>,
     interfaces: Arc<Vec<InterfaceInfo>>,
     recorder: Arc<Recorder>,
-    defs: Vec<(usize, PacketTriggerDef)>,
-    stop: Arc<AtomicBool>,
-) -> std::io::Result<JoinHandle<()>> {
+    defs: Vec<(TriggerId, PacketTriggerDef)>,
+    tasks: &Tasks,
+) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel();
     // Only blocks sealed from now on.
     ring.subscribe(i64::MAX, tx);
-    std::thread::Builder::new()
-        .name("packet-triggers".into())
-        .spawn(move || run(rx, &interfaces, &recorder, Detector::new(defs), &stop))
+    tasks.thread("packet-triggers", move || {
+        run(rx, &interfaces, &recorder, Detector::new(defs))
+    })
+}
+
+/// The packet triggers' "now": the time up to which every interface has
+/// delivered its packets. For each interface that is the newest packet of its
+/// sealed blocks (blocks arrive in order per interface); the ring's low
+/// watermark is a floor under all of them (an idle interface raises it).
+#[derive(Debug)]
+struct DetectorClock {
+    delivered: Vec<i64>,
+    low_watermark: i64,
+    now: i64,
+}
+
+impl DetectorClock {
+    fn new(interfaces: usize) -> DetectorClock {
+        DetectorClock {
+            delivered: vec![i64::MIN; interfaces.max(1)],
+            low_watermark: i64::MIN,
+            now: i64::MIN,
+        }
+    }
+
+    /// Interface `iface` delivered packets up to `ts`; the new "now" if it moved.
+    fn delivered(&mut self, iface: usize, ts: i64) -> Option<i64> {
+        if let Some(d) = self.delivered.get_mut(iface) {
+            *d = (*d).max(ts);
+        }
+        self.tick()
+    }
+
+    /// The ring's low watermark rose to `w`; the new "now" if it moved.
+    fn watermark(&mut self, w: i64) -> Option<i64> {
+        self.low_watermark = self.low_watermark.max(w);
+        self.tick()
+    }
+
+    fn tick(&mut self) -> Option<i64> {
+        let slowest = self.delivered.iter().copied().min().unwrap_or(i64::MIN);
+        let now = slowest.max(self.low_watermark);
+        (now > self.now).then(|| {
+            self.now = now;
+            now
+        })
+    }
 }
 
 fn run(
@@ -420,35 +469,32 @@ fn run(
     interfaces: &[InterfaceInfo],
     recorder: &Recorder,
     mut detector: Detector,
-    stop: &AtomicBool,
 ) {
     let mut out = Vec::new();
-    let mut newest = i64::MIN;
-    while !stop.load(Ordering::Relaxed) {
-        let event = match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(e) => e,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        };
-        match event {
+    let mut clock = DetectorClock::new(interfaces.len());
+    while let Ok(event) = rx.recv() {
+        let now = match event {
             RingEvent::Block(block) => {
+                let iface = usize::from(block.iface());
                 let linktype = interfaces
-                    .get(usize::from(block.iface()))
+                    .get(iface)
                     .map_or(wire::linktype::ETHERNET, |i| u32::from(i.desc.linktype));
+                let mut newest = i64::MIN;
                 for rec in block.records() {
                     detector.packet(rec.ts, linktype, rec.data, &mut out);
                     newest = newest.max(rec.ts);
                 }
-                drop(block);
-                detector.advance(newest, &mut out);
+                clock.delivered(iface, newest)
             }
             RingEvent::Watermark(WATERMARK_END) => break,
-            RingEvent::Watermark(w) => detector.advance(w, &mut out),
+            RingEvent::Watermark(w) => clock.watermark(w),
+        };
+        if let Some(now) = now {
+            detector.advance(now, &mut out);
         }
         for f in out.drain(..) {
             let name = recorder
-                .specs()
-                .get(f.trigger)
+                .spec(f.trigger)
                 .map(|s| s.name.clone())
                 .unwrap_or_default();
             match recorder.fire(f) {
@@ -503,12 +549,34 @@ mod tests {
     }
 
     #[test]
+    fn the_clock_is_the_slowest_interface_raised_by_the_watermark() {
+        let mut c = DetectorClock::new(2);
+        assert_eq!(
+            c.delivered(0, 100),
+            None,
+            "interface 1 has delivered nothing yet"
+        );
+        assert_eq!(c.delivered(0, 900), None);
+        assert_eq!(
+            c.delivered(1, 200),
+            Some(200),
+            "the slower interface sets the clock"
+        );
+        assert_eq!(c.delivered(1, 150), None, "never backwards");
+        assert_eq!(c.watermark(500), Some(500), "the watermark is a floor");
+        assert_eq!(c.delivered(1, 1000), Some(900));
+    }
+
+    #[test]
     fn rate_fires_once_the_count_is_reached_within_the_window() {
         let mut def = PacketTriggerDef::new("r", PacketTriggerKind::Retransmit);
         def.count = Some(3);
         def.within = Some(Duration::from_millis(100));
+        let mut table = crate::recorder::TriggerTable::default();
+        table.add(def.spec());
+        let id = table.add(def.spec());
         let mut r = Rate {
-            trigger: 7,
+            trigger: id,
             times: VecDeque::new(),
             def,
         };
@@ -521,7 +589,7 @@ mod tests {
         );
         assert!(r.event(210 * ms, "x", vec![]).is_none());
         let f = r.event(220 * ms, "x", vec![]).expect("fires");
-        assert_eq!(f.trigger, 7);
+        assert_eq!(f.trigger, id);
         assert_eq!(f.onset_ns, Some(200 * ms));
         assert!(r.event(230 * ms, "x", vec![]).is_none(), "starts over");
     }

@@ -49,6 +49,41 @@ pub fn write_private_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Rename `from` to `to` unless `to` exists (then `AlreadyExists`, and
+/// nothing moves): `renameat2(RENAME_NOREPLACE)`, or a hard link then an
+/// unlink on file systems without it. Two writers racing for one name can
+/// never overwrite each other.
+pub fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    };
+    let (cf, ct) = (c(from)?, c(to)?);
+    // SAFETY: two valid NUL-terminated paths, relative to the working directory.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            cf.as_ptr(),
+            libc::AT_FDCWD,
+            ct.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => {
+            fs::hard_link(from, to)?;
+            fs::remove_file(from)
+        }
+        _ => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +98,20 @@ mod tests {
         assert_eq!(mode, 0o600);
         assert!(!tmp_path(&path).exists());
         assert!(is_tmp_name(".a.json.tmp") && !is_tmp_name("a.json"));
+    }
+
+    #[test]
+    fn rename_noreplace_never_overwrites() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, b"new").expect("write");
+        fs::write(&b, b"old").expect("write");
+        let e = rename_noreplace(&a, &b).expect_err("target exists");
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(&b).expect("read"), b"old");
+        fs::remove_file(&b).expect("rm");
+        rename_noreplace(&a, &b).expect("free name");
+        assert_eq!(fs::read(&b).expect("read"), b"new");
+        assert!(!a.exists());
     }
 }

@@ -7,19 +7,25 @@
 //! recorder applies the decision: it owns the list of open windows and the
 //! per-trigger cooldown clocks, and nothing else.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::capture::InterfaceInfo;
 use crate::ring::Ring;
 use crate::sidecar::TriggerRecord;
+use crate::tasks::Tasks;
 use crate::window::{self, CaptureOutcome, WindowPlan, WindowShared, WindowState};
 
 /// Triggers recorded per window at most; further matches are only counted.
 pub const MAX_TRIGGERS_PER_WINDOW: usize = 64;
+/// Incident names remembered to keep new ones unique; beyond it the oldest
+/// are forgotten (a name holds its trigger's second, so only a firing that
+/// many incidents in the past could collide, and then the writer's
+/// no-replace rename still refuses to overwrite).
+pub const MAX_REMEMBERED_INCIDENTS: usize = 4096;
 
 /// What the recorder knows of a trigger.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,11 +42,55 @@ pub struct TriggerSpec {
     pub cooldown: Duration,
 }
 
+/// A trigger of the recorder, as handed out by [`TriggerTable::add`]: the
+/// only way to name one, so no caller counts positions in a list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TriggerId(usize);
+
+impl TriggerId {
+    /// Its position in [`Recorder::specs`] (for per-trigger counters).
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// The triggers a recorder knows, registered one by one before it starts.
+#[derive(Debug, Clone, Default)]
+pub struct TriggerTable {
+    specs: Vec<TriggerSpec>,
+}
+
+impl TriggerTable {
+    /// Register a trigger; its id names it in [`Firing`]s.
+    pub fn add(&mut self, spec: TriggerSpec) -> TriggerId {
+        self.specs.push(spec);
+        TriggerId(self.specs.len() - 1)
+    }
+
+    /// The trigger `id` names.
+    pub fn get(&self, id: TriggerId) -> Option<&TriggerSpec> {
+        self.specs.get(id.0)
+    }
+
+    /// Every trigger, in registration order.
+    pub fn specs(&self) -> &[TriggerSpec] {
+        &self.specs
+    }
+
+    /// The trigger named `name`.
+    pub fn find(&self, name: &str) -> Option<TriggerId> {
+        self.specs
+            .iter()
+            .position(|s| s.name == name)
+            .map(TriggerId)
+    }
+}
+
 /// One firing of a trigger.
 #[derive(Debug, Clone, Default)]
 pub struct Firing {
-    /// Index of the trigger in the recorder's list.
-    pub trigger: usize,
+    /// The trigger.
+    pub trigger: TriggerId,
     /// When it fired (capture clock, ns).
     pub at_ns: i64,
     /// When the failure began, if known (ns); the window starts `pre` before it.
@@ -143,8 +193,10 @@ struct Open {
 struct State {
     open: Vec<Open>,
     last_fired: Vec<Option<i64>>,
-    handles: Vec<JoinHandle<()>>,
-    incidents: std::collections::HashSet<String>,
+    /// Incident names taken (this run's, and the output directory's at
+    /// start), oldest first by name (names start with the time); at most
+    /// [`MAX_REMEMBERED_INCIDENTS`].
+    incidents: BTreeSet<String>,
     /// Per trigger: matches suppressed with no window open since its last
     /// capture; carried into its next capture's `suppressed_matches`.
     pending_suppressed: Vec<u64>,
@@ -159,7 +211,7 @@ pub struct RecorderStats {
     pub merged: AtomicU64,
     /// Firings suppressed (cooldown or per-window line cap).
     pub suppressed: AtomicU64,
-    /// Per trigger (index as in [`Recorder::specs`]): firings that opened or
+    /// Per trigger ([`TriggerId::index`]): firings that opened or
     /// were recorded in a capture.
     pub fired_by_trigger: Vec<AtomicU64>,
     /// Per trigger: firings suppressed.
@@ -175,11 +227,33 @@ impl RecorderStats {
         }
     }
 
-    fn count(list: &[AtomicU64], trigger: usize) {
-        if let Some(c) = list.get(trigger) {
+    fn count(list: &[AtomicU64], trigger: TriggerId) {
+        if let Some(c) = list.get(trigger.0) {
             c.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// Everything a [`Recorder`] is built from.
+pub struct RecorderParts {
+    /// The ring windows read.
+    pub ring: Arc<Ring>,
+    /// The ring's interfaces.
+    pub interfaces: Arc<Vec<InterfaceInfo>>,
+    /// Output directory.
+    pub dir: PathBuf,
+    /// Host name for file names and metadata.
+    pub host: String,
+    /// The triggers.
+    pub triggers: TriggerTable,
+    /// A window is never extended past `start + max_window`.
+    pub max_window: Duration,
+    /// What windows write besides the capture (reports, RDMA counters).
+    pub window_options: window::WindowOptions,
+    /// Receives each capture's outcome.
+    pub done: tokio::sync::mpsc::UnboundedSender<CaptureOutcome>,
+    /// Where window threads are started and tracked.
+    pub tasks: Tasks,
 }
 
 /// Turns firings into windows on a ring.
@@ -194,54 +268,48 @@ pub struct Recorder {
     state: Mutex<State>,
     stats: RecorderStats,
     window_options: window::WindowOptions,
+    tasks: Tasks,
 }
 
 impl Recorder {
-    /// A recorder writing captures of `ring` into `dir`. `done` receives each
-    /// capture's outcome.
-    pub fn new(
-        ring: Arc<Ring>,
-        interfaces: Arc<Vec<InterfaceInfo>>,
-        dir: PathBuf,
-        host: String,
-        specs: Vec<TriggerSpec>,
-        max_window: Duration,
-        done: tokio::sync::mpsc::UnboundedSender<CaptureOutcome>,
-    ) -> Recorder {
+    /// A recorder writing captures of `parts.ring` into `parts.dir`. Reads the
+    /// directory once, so new incident names never take an old one.
+    pub fn new(parts: RecorderParts) -> Recorder {
+        let specs = parts.triggers.specs;
         let n = specs.len();
+        let incidents = existing_incidents(&parts.dir);
         Recorder {
-            window_options: window::WindowOptions::default(),
-            ring,
-            interfaces,
-            dir,
-            host,
+            window_options: parts.window_options,
+            ring: parts.ring,
+            interfaces: parts.interfaces,
+            dir: parts.dir,
+            host: parts.host,
             specs,
-            max_window,
-            done,
+            max_window: parts.max_window,
+            done: parts.done,
+            tasks: parts.tasks,
             state: Mutex::new(State {
                 open: Vec::new(),
                 last_fired: vec![None; n],
-                handles: Vec::new(),
-                incidents: Default::default(),
+                incidents,
                 pending_suppressed: vec![0; n],
             }),
             stats: RecorderStats::for_triggers(n),
         }
     }
 
-    /// What windows write besides the capture (reports, RDMA counters).
-    pub fn with_window_options(mut self, options: window::WindowOptions) -> Recorder {
-        self.window_options = options;
-        self
-    }
-
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The triggers.
+    /// The triggers, in [`TriggerId::index`] order.
     pub fn specs(&self) -> &[TriggerSpec] {
         &self.specs
+    }
+
+    /// The trigger `id` names.
+    pub fn spec(&self, id: TriggerId) -> Option<&TriggerSpec> {
+        self.specs.get(id.0)
     }
 
     /// Counters.
@@ -277,7 +345,7 @@ impl Recorder {
     /// Apply a firing. Errors only when a new capture could not be started
     /// (the output directory is not writable…).
     pub fn fire(&self, f: Firing) -> std::io::Result<Fired> {
-        let Some(spec) = self.specs.get(f.trigger).cloned() else {
+        let Some(spec) = self.specs.get(f.trigger.0).cloned() else {
             return Ok(Fired::Suppressed);
         };
         let from = f.onset_ns.unwrap_or(f.at_ns).min(f.at_ns);
@@ -315,13 +383,13 @@ impl Recorder {
             &views,
             asked,
             f.at_ns,
-            st.last_fired[f.trigger],
+            st.last_fired[f.trigger.0],
             spec.cooldown,
             self.max_window,
         );
         match decision {
             Decision::Suppress => {
-                st.pending_suppressed[f.trigger] += 1;
+                st.pending_suppressed[f.trigger.0] += 1;
                 self.stats.suppressed.fetch_add(1, Ordering::Relaxed);
                 RecorderStats::count(&self.stats.suppressed_by_trigger, f.trigger);
                 Ok(Fired::Suppressed)
@@ -340,7 +408,7 @@ impl Recorder {
                         w.asked_start = w.asked_start.min(asked[0]);
                         w.triggers.push(record);
                         drop(w);
-                        st.last_fired[f.trigger] = Some(f.at_ns);
+                        st.last_fired[f.trigger.0] = Some(f.at_ns);
                         self.stats.merged.fetch_add(1, Ordering::Relaxed);
                         RecorderStats::count(&self.stats.fired_by_trigger, f.trigger);
                     } else {
@@ -361,7 +429,7 @@ impl Recorder {
     fn open_window(
         &self,
         st: &mut State,
-        trigger: usize,
+        trigger: TriggerId,
         asked: [i64; 2],
         record: TriggerRecord,
     ) -> std::io::Result<Fired> {
@@ -372,7 +440,7 @@ impl Recorder {
             closed: false,
             triggers: vec![record.clone()],
             // Matches of this trigger suppressed since its previous capture closed.
-            suppressed: std::mem::take(&mut st.pending_suppressed[trigger]),
+            suppressed: std::mem::take(&mut st.pending_suppressed[trigger.0]),
             asked_start: asked[0],
         }));
         let plan = WindowPlan {
@@ -382,13 +450,18 @@ impl Recorder {
             interfaces: Arc::clone(&self.interfaces),
             options: self.window_options.clone(),
         };
-        let handle = window::open(&self.ring, plan, Arc::clone(&shared), self.done.clone())?;
-        st.handles.push(handle);
+        window::open(
+            &self.ring,
+            plan,
+            Arc::clone(&shared),
+            self.done.clone(),
+            &self.tasks,
+        )?;
         st.open.push(Open {
             incident: incident.clone(),
             shared,
         });
-        st.last_fired[trigger] = Some(record.at_ns);
+        st.last_fired[trigger.0] = Some(record.at_ns);
         self.stats.opened.fetch_add(1, Ordering::Relaxed);
         RecorderStats::count(&self.stats.fired_by_trigger, trigger);
         tracing::info!(incident = %incident, trigger = %record.name, "capture opened");
@@ -406,22 +479,40 @@ impl Recorder {
         let base = format!("{time}Z-{}-{}", safe(&self.host), safe(&record.name));
         let mut name = base.clone();
         let mut n = 2;
-        while st.incidents.contains(&name) || self.dir.join(format!("{name}.pcapng")).exists() {
+        while st.incidents.contains(&name) {
             name = format!("{base}-{n}");
             n += 1;
         }
         st.incidents.insert(name.clone());
+        while st.incidents.len() > MAX_REMEMBERED_INCIDENTS {
+            st.incidents.pop_first();
+        }
         name
     }
+}
 
-    /// Wait for every window thread to finish (call after the ring's watermark
-    /// reached the end, or the windows close by themselves).
-    pub fn join(&self) {
-        let handles = std::mem::take(&mut self.lock().handles);
-        for h in handles {
-            let _ = h.join();
+/// The incident names (file stems of captures and sidecars, finished or
+/// not) already in `dir`, newest last.
+fn existing_incidents(dir: &std::path::Path) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return names;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let name = name.trim_start_matches('.');
+        if let Some(stem) = name
+            .split(".pcapng")
+            .next()
+            .filter(|_| name.contains(".pcapng"))
+        {
+            names.insert(stem.to_string());
         }
     }
+    while names.len() > MAX_REMEMBERED_INCIDENTS {
+        names.pop_first();
+    }
+    names
 }
 
 /// Keep file names to `[A-Za-z0-9._-]`.

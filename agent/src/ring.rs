@@ -30,6 +30,8 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::capture_file::pcapng::{self, EPB_OVERHEAD};
 
 /// Default size of one block.
@@ -205,9 +207,12 @@ impl Pool {
 /// capture threads, until the pool reaches its limit or the ring is dropped.
 /// Writing one byte per page makes the kernel allocate and zero the page here,
 /// on another core, instead of in a capture thread's first `push` into it.
-fn prefault(pool: Weak<Pool>, keep: usize) {
+fn prefault(pool: Weak<Pool>, keep: usize, stop: CancellationToken) {
     const PAGE: usize = 4096;
     loop {
+        if stop.is_cancelled() {
+            return;
+        }
         let Some(pool) = pool.upgrade() else { return };
         {
             let free = pool.lock();
@@ -338,12 +343,25 @@ struct State {
 #[derive(Debug)]
 pub struct Ring {
     pool: Arc<Pool>,
+    /// Free buffers the prefault thread keeps ready ([`RingConfig::prefault`]).
+    prefault_keep: usize,
     state: Mutex<State>,
     max_age_ns: i64,
     stats: RingStats,
 }
 
 impl Ring {
+    /// The body of the `ring-prefault` thread, for its owner to start
+    /// (`None` when [`RingConfig::prefault`] is 0): keeps free buffers
+    /// faulted in ahead of the capture threads until `stop` is cancelled, the
+    /// ring is dropped, or the pool reaches its limit. Best effort: without
+    /// it, capture threads fault pages in themselves.
+    pub fn prefaulter(&self, stop: CancellationToken) -> Option<impl FnOnce() + Send + 'static> {
+        let weak = Arc::downgrade(&self.pool);
+        let keep = self.prefault_keep;
+        (keep > 0).then_some(move || prefault(weak, keep, stop))
+    }
+
     /// A ring for `interfaces` interfaces, whose packets are all newer than `started_at`
     /// (ns since the epoch): the ring can't reach back before the capture started.
     pub fn new(config: RingConfig, interfaces: usize, started_at: i64) -> Arc<Ring> {
@@ -357,15 +375,8 @@ impl Ring {
             max_blocks,
             block_size,
         });
-        let keep = config.prefault / block_size;
-        if keep > 0 {
-            let weak = Arc::downgrade(&pool);
-            // Best effort: without the thread, capture threads fault pages in themselves.
-            let _ = std::thread::Builder::new()
-                .name("ring-prefault".into())
-                .spawn(move || prefault(weak, keep));
-        }
         Arc::new(Ring {
+            prefault_keep: config.prefault / block_size,
             pool,
             state: Mutex::new(State {
                 blocks: VecDeque::new(),
@@ -725,6 +736,9 @@ mod tests {
             1,
             0,
         );
+        let stop = CancellationToken::new();
+        let prefault = r.prefaulter(stop.clone()).expect("prefault asked");
+        let thread = std::thread::spawn(prefault);
         let allocated = |r: &Ring| r.span().allocated_bytes / 4096;
         let settle = |r: &Ring, want: u64| {
             let start = std::time::Instant::now();
@@ -746,6 +760,8 @@ mod tests {
         assert!(r.take_block(0, None).is_none(), "all 8 held");
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(allocated(&r), 8);
+        stop.cancel();
+        thread.join().expect("prefault thread ends when stopped");
     }
 
     #[test]

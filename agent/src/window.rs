@@ -27,9 +27,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::capture::InterfaceInfo;
 use crate::capture_file::pcapng;
 use crate::counters::{self, CounterSnapshot};
-use crate::private_file::{create_private, tmp_path, write_private_atomically};
+use crate::private_file::{create_private, rename_noreplace, tmp_path, write_private_atomically};
 use crate::ring::{Block, Ring, RingEvent, RingSpan, WATERMARK_END};
 use crate::sidecar::{self, InterfaceReport, RdmaCounters, Sidecar, TriggerRecord, WindowReport};
+use crate::tasks::Tasks;
 
 /// Buffer of the file writer, for records written one at a time. Smaller than a
 /// ring block, so whole blocks bypass it and are written without a copy.
@@ -120,12 +121,15 @@ pub struct WindowPlan {
 
 /// Start a window: subscribe to the ring and spawn the writer thread.
 /// `done` receives the outcome when the window closes.
+/// The thread is tracked by `tasks`; the RDMA counters "at trigger" are read
+/// on it, not on the caller's (which holds the recorder's lock).
 pub fn open(
     ring: &Arc<Ring>,
     plan: WindowPlan,
     shared: Arc<WindowShared>,
     done: tokio::sync::mpsc::UnboundedSender<CaptureOutcome>,
-) -> io::Result<std::thread::JoinHandle<()>> {
+    tasks: &Tasks,
+) -> io::Result<()> {
     let (tx, rx) = mpsc::channel();
     let start = shared.lock().start;
     let counters_at_open: Vec<[u64; 2]> =
@@ -135,28 +139,27 @@ pub fn open(
         stats.evicted_blocks.load(Ordering::Relaxed),
         stats.ring_full_drops.load(Ordering::Relaxed),
     ];
-    let counters_at_trigger = read_counters(&plan);
     let span = ring.subscribe(start, tx);
     let ring = Arc::clone(ring);
-    std::thread::Builder::new()
-        .name(format!("window-{}", plan.incident))
-        .spawn(move || {
-            let mut w = Writer::new(plan, shared, span);
-            let outcome = w.run(rx).and_then(|()| {
-                w.finish(&ring, &counters_at_open, ring_at_open, counters_at_trigger)
-            });
-            let outcome = match outcome {
-                Ok(o) => o,
-                Err(e) => {
-                    w.cleanup();
-                    CaptureOutcome::Failed {
-                        path: w.final_path(),
-                        error: explain_write_error(&e, &w.plan.dir),
-                    }
+    let name = format!("window-{}", plan.incident);
+    tasks.thread(name, move || {
+        let counters_at_trigger = read_counters(&plan);
+        let mut w = Writer::new(plan, shared, span);
+        let outcome = w
+            .run(rx)
+            .and_then(|()| w.finish(&ring, &counters_at_open, ring_at_open, counters_at_trigger));
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                w.cleanup();
+                CaptureOutcome::Failed {
+                    path: w.final_path(),
+                    error: explain_write_error(&e, &w.plan.dir),
                 }
-            };
-            let _ = done.send(outcome);
-        })
+            }
+        };
+        let _ = done.send(outcome);
+    })
 }
 
 /// One interface's pinned blocks, read front to back.
@@ -531,7 +534,7 @@ impl Writer {
         out.sync_all()?;
         drop(out);
         let final_path = self.final_path();
-        fs::rename(&self.tmp_path, &final_path)?;
+        rename_noreplace(&self.tmp_path, &final_path)?;
 
         if self.plan.options.reports {
             // The analysis and picture go beside the capture before the sidecar,

@@ -10,7 +10,7 @@
 //! - **The same matching path as followed logs.** The chunks are split into
 //!   lines (`wrap:stdout` / `wrap:stderr` as the source, cut at
 //!   `logs.max_line_bytes`, a partial last line matched at end of file) and sent
-//!   as [`LogLine`]s into [`daemon::run_with_lines`], i.e. into `match_lines`.
+//!   as [`LogLine`]s into [`AgentBuilder::lines`](crate::agent::AgentBuilder::lines), i.e. into `match_lines`.
 //!   The hand-over never blocks the job: when matching falls 4096 lines behind,
 //!   further lines are passed through but not matched (counted, warned once).
 //! - **Capture is optional.** The agent starts as `run` would (`-i`,
@@ -28,7 +28,7 @@
 //!   [`DRAIN_AFTER_EXIT`] more, in case a grandchild holds the pipes), the agent
 //!   stops. A capture still open — the job printed its failure and died — is
 //!   first given its `post`: the agent keeps capturing until it closes (at most
-//!   the longest `post` + [`daemon::LINGER_SLACK`]), saying so once; a signal
+//!   the longest `post` + [`crate::agent::LINGER_SLACK`]), saying so once; a signal
 //!   then, or `--no-linger`, stops at once, and the capture is written with
 //!   what the ring holds and says so in its sidecar (`complete: false`).
 
@@ -44,8 +44,8 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc::{channel, error::TrySendError, Sender};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::{Agent, AgentError, RunOptions};
 use crate::config::Config;
-use crate::daemon::{self, RunOptions};
 use crate::follow::LogLine;
 use crate::matcher::{Hit, Matcher};
 
@@ -123,7 +123,24 @@ pub async fn run(
         let shutdown = shutdown.clone();
         let shown = shown.clone();
         tokio::spawn(async move {
-            let r = daemon::run_with_lines(config, opts, shutdown, None, Some(agent_rx)).await;
+            let (captures, mut written) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(async move {
+                while let Some(c) = written.recv().await {
+                    if let crate::window::CaptureOutcome::Written { pcapng, report, .. } = c {
+                        tracing::info!(file = %pcapng.display(), packets = report.packets, complete = report.window.complete, "wrap: capture");
+                    }
+                }
+            });
+            let agent = Agent::builder(config)
+                .options(opts)
+                .lines(agent_rx)
+                .outcomes(captures)
+                .start(shutdown)
+                .await;
+            let r: Result<_, AgentError> = match agent {
+                Ok(agent) => Ok(agent.run().await),
+                Err(e) => Err(e),
+            };
             match &r {
                 Err(e) => {
                     tracing::warn!(command = %shown, "capture is off ({e}); the job runs unchanged and matching lines are only logged")
@@ -230,11 +247,11 @@ pub async fn run(
     };
     on_signal.abort();
     if let Ok(Ok(summary)) = result {
-        for c in &summary.captures {
-            if let crate::window::CaptureOutcome::Written { pcapng, report, .. } = c {
-                tracing::info!(file = %pcapng.display(), packets = report.packets, complete = report.window.complete, "wrap: capture");
-            }
-        }
+        tracing::debug!(
+            written = summary.written,
+            failed = summary.failed,
+            "wrap: agent done"
+        );
     }
     Ok(exit_code(status))
 }

@@ -426,24 +426,33 @@ pub struct PerftestParser {
     thresholds: Thresholds,
     header: PerftestHeader,
     table: Option<Table>,
-    errors: TriggerSet,
+    errors: &'static TriggerSet,
     matches: Vec<LineMatch>,
 }
+
+/// The built-in `perftest` pack, compiled once for every parser (one per log
+/// source). The pack is tested to compile; an empty set is the safe fallback.
+static PERFTEST_ERRORS: LazyLock<TriggerSet> = LazyLock::new(|| {
+    let defs = pack("perftest").unwrap_or_default();
+    TriggerSet::new(defs).unwrap_or_else(|_| TriggerSet::empty())
+});
 
 impl PerftestParser {
     /// A parser that fires on errors and on rows breaking `thresholds`.
     pub fn new(thresholds: Thresholds) -> Self {
-        // The built-in pack is tested to compile; an empty set is the safe fallback.
-        let defs = pack("perftest").unwrap_or_default();
-        let errors = TriggerSet::new(defs)
-            .unwrap_or_else(|_| TriggerSet::new(Vec::new()).expect("empty set"));
         PerftestParser {
             thresholds,
             header: PerftestHeader::default(),
             table: None,
-            errors,
+            errors: &PERFTEST_ERRORS,
             matches: Vec::new(),
         }
+    }
+
+    /// The error triggers this parser matches (the built-in `perftest` pack,
+    /// shared by every parser).
+    pub fn error_set(&self) -> &'static TriggerSet {
+        self.errors
     }
 
     /// The header block read so far for the current run.
@@ -507,6 +516,15 @@ fn lossy(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn parsers_share_one_compiled_error_set() {
+        // One parser per log source: the pack must not be compiled again for each.
+        let a = PerftestParser::new(Thresholds::default());
+        let b = PerftestParser::new(Thresholds::default());
+        assert!(std::ptr::eq(a.error_set(), b.error_set()));
+        assert!(!a.error_set().is_empty());
+    }
+
     use super::*;
 
     #[test]

@@ -164,6 +164,16 @@ impl TriggerSet {
         })
     }
 
+    /// A set with no triggers: matches nothing.
+    pub fn empty() -> Self {
+        TriggerSet {
+            defs: Vec::new(),
+            set: RegexSet::empty(),
+            regexes: Vec::new(),
+            roles: Vec::new(),
+        }
+    }
+
     /// The triggers, in the order given.
     pub fn defs(&self) -> &[TriggerDef] {
         &self.defs

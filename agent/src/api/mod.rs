@@ -32,7 +32,7 @@ use crate::capture::InterfaceInfo;
 use crate::clock::now_ns;
 use crate::deliver::{CaptureCounts, DeliverStats};
 use crate::follow::FollowStats;
-use crate::recorder::{Fired, Firing, Recorder};
+use crate::recorder::{Fired, Firing, Recorder, TriggerId};
 use crate::ring::Ring;
 
 /// Default address of the API.
@@ -92,8 +92,8 @@ pub struct AgentView {
     pub ring: Arc<Ring>,
     /// The recorder (fires manual triggers).
     pub recorder: Arc<Recorder>,
-    /// Index of the manual trigger in the recorder's list.
-    pub manual_trigger: usize,
+    /// The manual trigger.
+    pub manual_trigger: TriggerId,
     /// Replaying: "now" is the replay's position, not the wall clock.
     pub replay: bool,
     /// Log follower counters, when following.

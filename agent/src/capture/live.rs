@@ -9,9 +9,8 @@
 //! counters every second (32-bit, wrapping: see [`WrappingCounter`]).
 
 use std::os::unix::io::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use pcap::{Active, Capture, Precision};
@@ -20,6 +19,7 @@ use super::{CaptureError, IfaceCounters, InterfaceInfo, TsPrecision, WrappingCou
 use crate::capture_file::pcapng::InterfaceDesc;
 use crate::clock::now_ns;
 use crate::ring::{BlockWriter, Ring, WATERMARK_END};
+use crate::tasks::Tasks;
 
 /// libpcap read timeout (TPACKET_V3 block retire timeout), ms.
 const READ_TIMEOUT_MS: i32 = 100;
@@ -99,16 +99,18 @@ pub fn open(spec: &LiveSpec) -> Result<LiveCapture, CaptureError> {
 }
 
 /// Run the capture of interface `iface` (its index in the ring) on its own
-/// thread until `stop` is set. On exit, the last block is sealed and the
-/// interface's watermark set to the end, so open windows can close.
+/// thread, tracked by `tasks`, until they stop. On exit, the last block is
+/// sealed and the interface's watermark set to the end, so open windows can
+/// close.
 pub fn spawn(
     capture: LiveCapture,
     iface: u16,
     ring: Arc<Ring>,
-    stop: Arc<AtomicBool>,
-) -> std::io::Result<JoinHandle<()>> {
+    tasks: &Tasks,
+) -> std::io::Result<()> {
     let name = capture.info.desc.name.clone();
-    std::thread::Builder::new().name(format!("capture-{name}")).spawn(move || {
+    let stop = tasks.stop_token().clone();
+    tasks.thread(format!("capture-{name}"), move || {
         let LiveCapture { mut cap, info } = capture;
         let counters = info.counters;
         let ts_scale: i64 = match info.precision {
@@ -121,7 +123,7 @@ pub fn spawn(
         let mut last_stats = Instant::now();
         let mut drops = WrappingCounter::default();
         let mut if_drops = WrappingCounter::default();
-        while !stop.load(Ordering::Relaxed) {
+        while !stop.is_cancelled() {
             let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
             // SAFETY: one valid pollfd for the duration of the call.
             unsafe { libc::poll(&mut pfd, 1, READ_TIMEOUT_MS) };

@@ -12,9 +12,11 @@
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
 
 use super::{CaptureError, IfaceCounters, InterfaceInfo, TsPrecision};
 use crate::capture_file::pcapng::InterfaceDesc;
@@ -191,18 +193,18 @@ impl Replay {
             .min()
     }
 
-    /// Feed every packet to `ring`, calling `fire(T)` for each manual trigger
-    /// time when the replay reaches it (and for those after the last packet, at
-    /// the end). Returns when every file is read or `stop` is set.
-    pub fn run(
+    /// Feed every packet to `ring`, calling `fire(T, tag)` for each `(T, tag)`
+    /// of `triggers_at` when the replay reaches T (and for those after the last
+    /// packet, at the end). Returns when every file is read or `stop` is set.
+    pub fn run<Tag: Copy>(
         mut self,
         ring: &Ring,
         speed: Speed,
-        mut triggers_at: Vec<i64>,
-        mut fire: impl FnMut(i64),
-        stop: &AtomicBool,
+        mut triggers_at: Vec<(i64, Tag)>,
+        mut fire: impl FnMut(i64, Tag),
+        stop: &CancellationToken,
     ) -> ReplayReport {
-        triggers_at.sort_unstable();
+        triggers_at.sort_by_key(|&(t, _)| t);
         let mut pending = triggers_at.into_iter().peekable();
         let mut writers: Vec<Option<BlockWriter>> = (0..self.infos.len()).map(|_| None).collect();
         let mut report = ReplayReport::default();
@@ -212,7 +214,7 @@ impl Replay {
         // Per-interface packets and bytes not yet added to the shared counters.
         let mut counted = vec![[0u64; 2]; self.infos.len()];
         loop {
-            if stop.load(Ordering::Relaxed) {
+            if stop.is_cancelled() {
                 break;
             }
             // The source with the earliest next packet.
@@ -225,14 +227,14 @@ impl Replay {
             else {
                 break;
             };
-            while let Some(&t) = pending.peek() {
+            while let Some(&(t, tag)) = pending.peek() {
                 if t >= ts {
                     break;
                 }
                 seal_all(ring, &mut writers);
                 ring.advance_all(t);
                 publish(&self.infos, &mut counted);
-                fire(t);
+                fire(t, tag);
                 pending.next();
             }
             if speed == Speed::Realtime {
@@ -282,8 +284,8 @@ impl Replay {
         if let Some(last) = report.last_ts {
             ring.advance_all(last);
         }
-        for t in pending {
-            fire(t);
+        for (t, tag) in pending {
+            fire(t, tag);
         }
         ring.advance_all(WATERMARK_END);
         report
@@ -326,7 +328,7 @@ fn push(
     ts: i64,
     orig_len: u32,
     data: &[u8],
-    stop: &AtomicBool,
+    stop: &CancellationToken,
 ) -> bool {
     loop {
         if ring.append(
@@ -339,7 +341,7 @@ fn push(
         ) {
             return true;
         }
-        if stop.load(Ordering::Relaxed) {
+        if stop.is_cancelled() {
             return false;
         }
         // Every buffer is pinned by windows waiting for time to pass: seal
@@ -359,7 +361,7 @@ fn pace(
     first: i64,
     ts: i64,
     last_flush: &mut Instant,
-    stop: &AtomicBool,
+    stop: &CancellationToken,
 ) {
     let target = Duration::from_nanos(ts.saturating_sub(first).max(0) as u64);
     loop {
@@ -370,7 +372,7 @@ fn pace(
             let now = first.saturating_add(i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX));
             ring.advance_all(now.min(ts - 1));
         }
-        if elapsed >= target || stop.load(Ordering::Relaxed) {
+        if elapsed >= target || stop.is_cancelled() {
             return;
         }
         std::thread::sleep((target - elapsed).min(Duration::from_millis(50)));
