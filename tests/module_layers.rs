@@ -25,6 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "private_file",
             "digest",
             "auth",
+            "tasks",
             "counters",
             "interfaces",
         ],
@@ -39,10 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["window", "recorder", "matcher", "packet_triggers"],
     ),
     ("delivery", &["deliver", "collect", "api", "config"]),
-    (
-        "agent",
-        &["agent", "daemon", "wrap", "demo", "triggers_cmd"],
-    ),
+    ("agent", &["agent", "wrap", "demo", "triggers_cmd"]),
     ("cli", &["cli", "main", "lib"]),
 ];
 

@@ -7,6 +7,7 @@
 //! retries, idempotency keys and SHA-256 checksums. [`DeliverStats`] is what the
 //! agent's API reports about both.
 
+pub mod recover;
 pub mod spool;
 pub mod upload;
 

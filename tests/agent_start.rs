@@ -1,0 +1,92 @@
+//! Starting the agent: when a later part fails to start, everything already
+//! started is stopped and the error comes back (and `tripcap run` exits with
+//! it), with nothing left running.
+
+mod common;
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tripcap::agent::Agent;
+use tripcap::config::Config;
+
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn config(dir: &std::path::Path, port: u16) -> Config {
+    let log = dir.join("job.log");
+    std::fs::write(&log, b"").expect("log");
+    let text = format!(
+        "[capture]\ninterfaces = [\"lo\", \"tripcapnosuch0\"]\n\n[api]\nlisten = \"127.0.0.1:{port}\"\n\n\
+         [logs]\npaths = [{log:?}]\n\n[output]\ndir = {:?}\n",
+        dir.join("out")
+    );
+    Config::parse("t.toml", &text).expect("config parses")
+}
+
+#[test]
+fn a_second_interface_that_does_not_open_stops_what_started() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let before = rt.block_on(async {
+        tokio::time::sleep(Duration::from_millis(50)).await; // workers up
+        threads()
+    });
+    let err = rt
+        .block_on(Agent::builder(config(dir.path(), port)).start(CancellationToken::new()))
+        .err()
+        .expect("the second interface does not exist");
+    let message = err.to_string();
+    assert!(message.contains("tripcapnosuch0"), "{message}");
+    assert!(!message.contains('\n'), "one line: {message}");
+    // The API had bound its port: it is free again.
+    TcpListener::bind(("127.0.0.1", port)).expect("the API's port was released");
+    // No part left running: the runtime's own threads only.
+    let after = rt.block_on(async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        threads()
+    });
+    assert!(
+        after <= before + 1,
+        "threads: {before} before, {after} after"
+    );
+}
+
+#[test]
+fn tripcap_run_exits_with_the_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(
+        &cfg,
+        format!("[capture]\ninterfaces = [\"lo\", \"tripcapnosuch0\"]\n\n[api]\nlisten = \"127.0.0.1:{port}\"\n"),
+    )
+    .expect("config");
+    let o = common::tripcap()
+        .args(["run", "-c"])
+        .arg(&cfg)
+        .arg("-o")
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("run");
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(last.contains("tripcapnosuch0"), "{stderr}");
+}
