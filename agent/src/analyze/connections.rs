@@ -31,7 +31,8 @@ use std::io::{self, Read, Write};
 
 use serde::Serialize;
 
-use super::findings::{self, CaptureContext, Finding, Reference};
+use super::context::{CaptureContext, Reference};
+use super::finding::Finding;
 use super::track::{NakKind, PsnStep, Tracker};
 use super::whole::{Pauses, Sizes, Timeline};
 use crate::capture_file::reader::{self, Reader};
@@ -269,9 +270,9 @@ pub struct Report {
     pub events_dropped: u64,
 }
 
-/// Reads every packet and computes the report (no sidecar context; see
-/// [`Report::set_context`]). `progress` is called now and then with the reader's byte
-/// offset.
+/// Reads every packet and computes the report, without findings: [`Report::set_context`]
+/// (in [`super::findings`]) attaches the sidecar's context, if any, and computes them.
+/// `progress` is called now and then with the reader's byte offset.
 pub fn analyze<R: Read>(
     reader: &mut Reader<R>,
     progress: &mut dyn FnMut(u64),
@@ -530,7 +531,7 @@ pub fn analyze<R: Read>(
         .collect();
     events.sort_by_key(|e| e.ts);
 
-    let mut report = Report {
+    Ok(Report {
         schema: "tripcap.analyze.connections",
         version: SCHEMA_VERSION,
         frames,
@@ -547,29 +548,13 @@ pub fn analyze<R: Read>(
         connections,
         events,
         events_dropped,
-    };
-    report.findings = findings::findings(&report);
-    Ok(report)
+    })
 }
 
 impl Report {
-    /// Attaches what the sidecar says (trigger, drops, counters) and recomputes the
-    /// findings with times relative to the trigger.
-    pub fn set_context(&mut self, ctx: Option<CaptureContext>) {
-        self.reference = ctx.as_ref().and_then(|c| c.reference.clone());
-        self.capture = ctx;
-        self.findings = findings::findings(self);
-    }
-
     /// Writes the report as pretty JSON.
     pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
         serde_json::to_writer_pretty(&mut *out, self)?;
         writeln!(out)
-    }
-
-    /// Writes a readable summary: frame classes, the capture's context, whole-capture
-    /// figures, the findings in time order, then one line per connection, worst first.
-    pub fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
-        findings::write_summary(self, out)
     }
 }

@@ -9,13 +9,17 @@
 //!
 //! [`run`] writes to any `io::Write` so tests call it with a `Vec<u8>`; the binary only
 //! parses flags and maps [`Error`] to an exit code. When a sidecar (`<stem>.json`) sits
-//! beside the file, its trigger, drops and RDMA counters join the report ([`findings`]).
+//! beside the file, its trigger, drops and RDMA counters join the report ([`context`]).
 //! `--svg OUT` draws the capture ([`svg`]); [`write_capture_report`] writes the summary
 //! JSON and the picture beside a capture, as the agent does for every window.
 //!
-//! Modules: [`track`] (the per-QP state machine, shared with the live packet triggers),
-//! [`connections`] (the analysis loop and the report), [`whole`] (timeline, sizes, pauses),
-//! [`findings`] (sidecar context, findings, the summary text), [`svg`], [`packets`].
+//! Modules, each importing only those before it: [`track`] (the per-QP state machine,
+//! shared with the live packet triggers), [`whole`] (timeline, sizes, pauses), [`context`]
+//! (the sidecar's trigger, drops and counters), [`finding`] (the finding type),
+//! [`connections`] (the analysis loop and the report), [`findings`] (computes the findings
+//! and writes the summary text), [`svg`], [`packets`]. [`analyze_file`] runs
+//! [`connections::analyze`] and then always [`connections::Report::set_context`], which
+//! computes the findings.
 //! The JSON schema is documented in `docs/analyze-schema.md`.
 
 use std::fmt;
@@ -26,6 +30,8 @@ use std::path::{Path, PathBuf};
 use crate::capture_file::reader::{self, Reader};
 
 pub mod connections;
+pub mod context;
+pub mod finding;
 pub mod findings;
 pub mod packets;
 pub mod svg;
@@ -142,7 +148,7 @@ fn open(path: &Path) -> Result<Reader<BufReader<File>>, Error> {
 /// attaches `context` (or the sidecar beside the file when `context` is `None`).
 pub fn analyze_file(
     path: &Path,
-    context: Option<findings::CaptureContext>,
+    context: Option<context::CaptureContext>,
 ) -> Result<connections::Report, Error> {
     let mut reader = open(path)?;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
@@ -173,13 +179,11 @@ pub fn analyze_file(
     }
     let context = match context {
         Some(c) => Some(c),
-        None => findings::load_context(path).map_err(|m| Error {
+        None => context::load_context(path).map_err(|m| Error {
             kind: ErrorKind::Sidecar(m),
         })?,
     };
-    if context.is_some() {
-        report.set_context(context);
-    }
+    report.set_context(context);
     Ok(report)
 }
 
@@ -243,7 +247,7 @@ pub fn write_capture_report_with(
     pcapng: &Path,
     sidecar: &crate::sidecar::Sidecar,
 ) -> Result<ReportFiles, Error> {
-    let ctx = findings::context_from_sidecar(sidecar).map_err(|m| Error {
+    let ctx = context::context_from_sidecar(sidecar).map_err(|m| Error {
         kind: ErrorKind::Sidecar(m),
     })?;
     write_report_files(pcapng, Some(ctx))
@@ -251,7 +255,7 @@ pub fn write_capture_report_with(
 
 fn write_report_files(
     pcapng: &Path,
-    ctx: Option<findings::CaptureContext>,
+    ctx: Option<context::CaptureContext>,
 ) -> Result<ReportFiles, Error> {
     let report = analyze_file(pcapng, ctx)?;
     let stem = pcapng
