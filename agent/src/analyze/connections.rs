@@ -16,12 +16,14 @@
 //! go-back-N episode counts once. A READ request advances the PSN by its number of response
 //! packets (unknown without the path MTU), so a forward jump right after one is not a gap.
 //!
-//! The silence of a connection is the longest time between two of its consecutive packets;
-//! `max_silence_at` is when that silence began (its last packet before the pause). Besides
-//! that, every pause of at least [`SILENCE_MIN_NS`] is a *silence* (the longest
-//! [`MAX_SILENCES`] are kept, including the one from a connection's last packet to the end
-//! of the capture); a silence during which requests were outstanding (see
-//! [`super::track`]) and that lasts at least [`STALL_MIN_NS`] is a *stall*.
+//! The silence of a connection is the longest time between two of its consecutive packets,
+//! or from its last packet to the end of the capture (an *open* silence, as a queue pair
+//! that stopped for good shows); `max_silence_at` is when that silence began (its last
+//! packet before the pause). Besides that, every pause of at least [`SILENCE_MIN_NS`] is a
+//! *silence* (the longest [`MAX_SILENCES`] are kept, including the one from a connection's
+//! last packet to the end of the capture); a silence during which requests were
+//! outstanding (see [`super::track`]) and that lasts at least [`STALL_MIN_NS`] is a
+//! *stall*.
 //!
 //! The loop allocates nothing per packet: per-connection state is created once, events for
 //! the picture are capped at [`MAX_EVENTS`].
@@ -41,8 +43,10 @@ use crate::wire::{self, Frame, FrameCounts};
 
 /// Version of the JSON schema written by [`Report::write_json`]. Version 2 added every
 /// field after `connections[].max_silence_at` and sorts connections worst first; no
-/// version-1 field changed meaning.
-pub const SCHEMA_VERSION: u32 = 2;
+/// version-1 field changed meaning. Version 3: `max_silence_ms`/`max_silence_at` count a
+/// silence open at the end of the capture, `max_silence_at` is RFC 3339 (was epoch
+/// seconds), and `max_silence_open` says whether that silence is open.
+pub const SCHEMA_VERSION: u32 = 3;
 /// Shortest pause recorded as a silence.
 pub const SILENCE_MIN_NS: i64 = 10_000_000;
 /// Shortest silence with outstanding requests reported as a stall.
@@ -154,10 +158,14 @@ pub struct ConnStats {
     pub cnps: u64,
     /// Packets with ECN = CE (3) in the IP header / GRH, or FECN set.
     pub ecn_ce: u64,
-    /// Longest pause between two packets, in milliseconds.
+    /// Longest silence, in milliseconds: between two packets, or from the last packet to
+    /// the end of the capture.
     pub max_silence_ms: f64,
-    /// Start of that pause, seconds since the epoch with 9 decimals (empty if < 2 packets).
+    /// Start of that silence (its last packet before it), RFC 3339 UTC with nanoseconds
+    /// (empty if the connection never paused).
     pub max_silence_at: String,
+    /// That silence lasts until the end of the capture.
+    pub max_silence_open: bool,
     /// First packet, ns since the epoch.
     pub first_ns: i64,
     /// Last packet, ns since the epoch.
@@ -183,8 +191,9 @@ pub struct ConnStats {
     pub(crate) firsts: Firsts,
     #[serde(skip)]
     max_silence_ns: i64,
+    /// Start of the longest silence, ns since the epoch (`None`: never paused).
     #[serde(skip)]
-    max_silence_start: i64,
+    pub(crate) max_silence_start: Option<i64>,
     #[serde(skip)]
     opcode_counts: Vec<u64>,
     #[serde(skip)]
@@ -361,7 +370,7 @@ pub fn analyze<R: Read>(
         }
         if step.pause_ns > c.max_silence_ns {
             c.max_silence_ns = step.pause_ns;
-            c.max_silence_start = ts - step.pause_ns;
+            c.max_silence_start = Some(ts - step.pause_ns);
         }
         if step.pause_ns >= SILENCE_MIN_NS {
             c.note_silence(Silence {
@@ -451,6 +460,11 @@ pub fn analyze<R: Read>(
             continue;
         };
         let quiet = last_ns - t.last_ts;
+        if quiet > c.max_silence_ns {
+            c.max_silence_ns = quiet;
+            c.max_silence_start = Some(t.last_ts);
+            c.max_silence_open = true;
+        }
         if quiet >= SILENCE_MIN_NS {
             let outstanding = t.outstanding() && t.last_answer_ts <= t.last_ts;
             c.note_silence(Silence {
@@ -471,8 +485,8 @@ pub fn analyze<R: Read>(
     }
     for c in &mut conns {
         c.max_silence_ms = c.max_silence_ns as f64 / 1e6;
-        if c.packets > 1 {
-            c.max_silence_at = super::format_epoch(c.max_silence_start).to_string();
+        if let Some(start) = c.max_silence_start {
+            c.max_silence_at = crate::clock::rfc3339(start);
         }
         for (code, &count) in c.opcode_counts.iter().enumerate() {
             if count > 0 {

@@ -2,15 +2,18 @@
 //! and the readable summary of `tripcap analyze`. The sidecar's context they use is read by
 //! [`super::context`]; the [`Finding`] type is in [`super::finding`].
 //!
-//! Times: with a trigger, findings are placed at `T±s` from the first trigger's `at_ns`
-//! (and the onset, when the line gave one, is shown); without one, at `+s` from the first
-//! packet. Findings without a time (drops, counters, an incomplete window) come first.
+//! Times: with a trigger, findings (and each connection's longest silence) are placed at
+//! `T±s` from the first trigger's `at_ns` (and the onset, when the line gave one, is
+//! shown); without one, at `+s` from the first packet. Findings without a time (drops,
+//! counters, an incomplete window) come first. Instants (the capture's span, the trigger)
+//! are RFC 3339 in UTC, to the millisecond; never raw epoch seconds.
 
 use std::io::{self, Write};
 
 use super::connections::{Report, STALL_MIN_NS};
 use super::context::{CaptureContext, Reference};
 use super::finding::{Finding, Severity};
+use crate::clock::rfc3339_millis;
 
 impl Report {
     /// Attaches what the sidecar says (trigger, drops, counters; `None`: nothing) and
@@ -238,11 +241,23 @@ pub fn findings(r: &Report) -> Vec<Finding> {
 
 /// `T+1.234567 s` (trigger) or `+1.234567 s` (capture start).
 fn stamp(r: &Report, f: &Finding) -> String {
-    let is_trigger = r.reference.as_ref().is_some_and(|x| x.kind == "trigger");
     match f.rel_s {
-        Some(s) if is_trigger => format!("T{s:+.6} s"),
-        Some(s) => format!("{s:+.6} s"),
+        Some(s) => relative(r, s),
         None => "capture".to_owned(),
+    }
+}
+
+/// An instant as [`stamp`] shows it: relative to the trigger, else to the first packet.
+fn stamp_at(r: &Report, ns: i64) -> String {
+    let at = r.reference.as_ref().map_or(r.first_ns, |x| x.at_ns);
+    relative(r, (ns - at) as f64 / 1e9)
+}
+
+fn relative(r: &Report, s: f64) -> String {
+    if r.reference.as_ref().is_some_and(|x| x.kind == "trigger") {
+        format!("T{s:+.6} s")
+    } else {
+        format!("{s:+.6} s")
     }
 }
 
@@ -272,8 +287,8 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "time: {} .. {} ({:.3} s)",
-        super::format_epoch(r.first_ns),
-        super::format_epoch(r.last_ns),
+        rfc3339_millis(r.first_ns),
+        rfc3339_millis(r.last_ns),
         (r.last_ns - r.first_ns) as f64 / 1e9
     )?;
     match &r.reference {
@@ -282,7 +297,7 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 out,
                 "trigger `{}` at {} (T); times below are relative to it",
                 x.name,
-                super::format_epoch(x.at_ns)
+                rfc3339_millis(x.at_ns)
             )?;
             match x.onset_ns {
                 Some(o) => writeln!(out, "; onset at T{:+.6} s", (o - x.at_ns) as f64 / 1e9)?,
@@ -407,21 +422,17 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         } else {
             problems.join(", ")
         };
+        let when = match c.max_silence_start {
+            Some(at) if c.max_silence_open => {
+                format!("from {} to the end of the capture", stamp_at(r, at))
+            }
+            Some(at) => format!("at {}", stamp_at(r, at)),
+            None => "at -".to_owned(),
+        };
         writeln!(
             out,
-            "  {} > {} {}: {} packets, {} bytes, longest silence {:.3} ms at {}; {}",
-            c.src,
-            c.dst,
-            c.dest_qp,
-            c.packets,
-            c.bytes,
-            c.max_silence_ms,
-            if c.max_silence_at.is_empty() {
-                "-"
-            } else {
-                &c.max_silence_at
-            },
-            problems
+            "  {} > {} {}: {} packets, {} bytes, longest silence {:.3} ms {when}; {}",
+            c.src, c.dst, c.dest_qp, c.packets, c.bytes, c.max_silence_ms, problems
         )?;
     }
     Ok(())

@@ -5,7 +5,8 @@
 //! and reports either one row per RoCE packet ([`packets`], `--packets`, columns and number
 //! formats as tshark prints them so the two can be compared row for row) or per-connection
 //! health ([`connections`]: PSN gaps, go-back-N, NAKs, CNPs, ECN, silences) as a readable
-//! summary or versioned JSON (`--json`).
+//! summary (instants in RFC 3339 UTC or relative to the trigger) or versioned JSON
+//! (`--json`).
 //!
 //! [`run`] writes to any `io::Write` so tests call it with a `Vec<u8>`; the binary only
 //! parses flags and maps [`Error`] to an exit code. When a sidecar (`<stem>.json`) sits
@@ -49,7 +50,7 @@ pub struct AnalyzeArgs {
     /// Print one tab-separated row per RoCE/InfiniBand packet (tshark's number formats).
     #[arg(long)]
     pub packets: bool,
-    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 2, see
+    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 3, see
     /// docs/analyze-schema.md).
     #[arg(long, conflicts_with = "packets")]
     pub json: bool,
@@ -282,7 +283,8 @@ fn write_report_files(
     Ok(files)
 }
 
-/// Formats nanoseconds since the epoch as tshark's `frame.time_epoch` (9 decimals).
+/// Formats nanoseconds since the epoch as tshark's `frame.time_epoch` (9 decimals): for
+/// `--packets`, which is compared with tshark; text for people uses [`crate::clock`].
 pub fn format_epoch(ts_ns: i64) -> impl fmt::Display {
     struct Epoch(i64);
     impl fmt::Display for Epoch {
