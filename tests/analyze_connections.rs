@@ -136,7 +136,7 @@ fn connections_match_generator_truth() {
         let truth = read_truth(&dir.join(format!("{name}.pcap.truth.tsv")));
         let (want, stall) = expectations(&truth, name.contains("v1"));
         let json = analyze_json(&pcap);
-        assert_eq!(json["version"], 2, "{name}: schema version");
+        assert_eq!(json["version"], 3, "{name}: schema version");
         let conns = json["connections"].as_array().expect("connections");
         let mut got = BTreeMap::new();
         let n = |c: &serde_json::Value, f: &str| c[f].as_u64().unwrap_or(u64::MAX);

@@ -1,6 +1,7 @@
 //! The whole-capture report: PFC per priority, implied MTU, stalls, ARP in silences,
 //! times relative to the trigger from a sidecar, RDMA counter deltas, and the files
-//! `write_capture_report` leaves beside a capture (summary JSON + SVG).
+//! `write_capture_report` leaves beside a capture (summary JSON + SVG); a silence open at
+//! the end of the capture as the longest silence, and instants in ISO 8601 in the summary.
 
 mod common;
 
@@ -190,4 +191,161 @@ fn the_picture_says_how_many_queue_pairs_it_leaves_out() {
         tripcap::analyze::svg::MAX_LANES
     );
     assert!(svg.contains(&said), "no `{said}` in the picture");
+}
+
+/// 2023-11-14T22:13:20Z: the first packet of [`write_open_stall`].
+const OPEN_STALL_START: i64 = 1_700_000_000_000_000_000;
+
+/// A capture of two RC queue pairs, a packet every millisecond: QP 0x0000c2 stops for
+/// good at its first WRITE First after 1 s (a message left half sent), QP 0x0000c1 runs
+/// on to 3 s. Returns (c2's last packet, the last packet).
+fn write_open_stall(path: &Path) -> (i64, i64) {
+    use tripcap::traffic::{self, Flow, Generator};
+    let (a, b) = (
+        std::net::Ipv4Addr::new(10, 0, 0, 1),
+        std::net::Ipv4Addr::new(10, 0, 0, 2),
+    );
+    let mut g = Generator::new(
+        vec![
+            Flow::new(0xc1, 0xd1, 1000, 4),
+            Flow::new(0xc2, 0xd2, 5000, 4),
+        ],
+        256,
+    );
+    let (mut payload, mut frame, mut frames) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut c2_stopped, mut c2_last) = (false, 0);
+    for i in 0..3000i64 {
+        let ts = OPEN_STALL_START + i * 1_000_000;
+        let flow = if c2_stopped { 0 } else { (i % 2) as usize };
+        let p = g.next_of(flow, &mut payload).expect("packet");
+        let (src, dst) = if p.reply { (b, a) } else { (a, b) };
+        traffic::frame(src, dst, 49152, &payload, &mut frame);
+        frames.push((ts, frame.clone()));
+        if flow == 1 {
+            c2_last = ts;
+            c2_stopped = ts >= OPEN_STALL_START + 1_000_000_000 && p.opcode == 0x06;
+        }
+    }
+    let last = frames.last().map_or(0, |f| f.0);
+    let mut f = std::fs::File::create(path).expect("create pcap");
+    traffic::write_pcap(&mut f, 128, frames).expect("write pcap");
+    (c2_last, last)
+}
+
+fn summary_of(file: &Path) -> String {
+    let mut out = Vec::new();
+    let args = AnalyzeArgs {
+        file: file.to_owned(),
+        packets: false,
+        json: false,
+        svg: None,
+    };
+    run(&args, &mut out).unwrap_or_else(|e| panic!("analyze: {e}"));
+    String::from_utf8(out).expect("UTF-8")
+}
+
+/// The summary line of the connection `src > dst qp`.
+fn line_of<'a>(text: &'a str, conn: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.trim_start().starts_with(&format!("{conn}: ")) && l.contains(" packets, "))
+        .unwrap_or_else(|| panic!("no line for {conn} in\n{text}"))
+}
+
+#[test]
+fn a_silence_open_at_the_end_of_the_capture_is_the_longest_silence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("open-stall.pcap");
+    let (c2_last, last) = write_open_stall(&pcap);
+    let open_ms = (last - c2_last) as f64 / 1e6;
+    assert!(open_ms > 1900.0, "{open_ms}");
+    let j = json_of(&pcap);
+    let c2 = j["connections"]
+        .as_array()
+        .expect("connections")
+        .iter()
+        .find(|c| c["dest_qp"] == "0x0000c2" && c["src"] == "10.0.0.1")
+        .expect("QP c2");
+    // The stall finding and the longest silence tell the same story.
+    let stall = j["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["kind"] == "stall" && f["conn"] == "10.0.0.1 > 10.0.0.2 0x0000c2")
+        .expect("stall finding");
+    assert_eq!(stall["at_ns"], c2_last);
+    let text = stall["text"].as_str().unwrap_or("");
+    assert!(
+        text.contains(&format!(
+            "silent {open_ms:.1} ms until the end of the capture"
+        )),
+        "{text}"
+    );
+    let ms = c2["max_silence_ms"].as_f64().unwrap_or(0.0);
+    assert!(
+        (ms - open_ms).abs() < 1e-6,
+        "max_silence_ms {ms}, open {open_ms}"
+    );
+    assert_eq!(c2["max_silence_at"], tripcap::clock::rfc3339(c2_last));
+    assert_eq!(c2["max_silence_open"], true);
+    // QP c1 ran to the end: its longest silence is between two of its packets.
+    let c1 = j["connections"]
+        .as_array()
+        .expect("connections")
+        .iter()
+        .find(|c| c["dest_qp"] == "0x0000c1" && c["src"] == "10.0.0.1")
+        .expect("QP c1");
+    assert_eq!(c1["max_silence_open"], false, "{c1}");
+    assert!(c1["max_silence_ms"].as_f64().unwrap_or(0.0) < 10.0, "{c1}");
+
+    let summary = summary_of(&pcap);
+    let line = line_of(&summary, "10.0.0.1 > 10.0.0.2 0x0000c2");
+    assert!(
+        line.contains(&format!(
+            "longest silence {open_ms:.3} ms from +{:.6} s to the end of the capture",
+            (c2_last - OPEN_STALL_START) as f64 / 1e9
+        )),
+        "{line}"
+    );
+}
+
+#[test]
+fn the_summary_gives_instants_in_iso_8601_or_relative_to_the_trigger() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("incident.pcap");
+    let (c2_last, _) = write_open_stall(&pcap);
+    let text = summary_of(&pcap);
+    assert!(
+        text.contains("time: 2023-11-14T22:13:20.000Z .. 2023-11-14T22:13:22.999Z (2.999 s)"),
+        "{text}"
+    );
+    assert!(!text.contains("1700000000"), "raw epoch seconds in\n{text}");
+
+    // With a trigger: its instant in ISO 8601, every other time relative to it.
+    let trigger_at = c2_last + 1_500_000_000;
+    let sidecar = serde_json::json!({
+        "triggers": [{"name": "nccl_watchdog", "at_ns": trigger_at}],
+    });
+    std::fs::write(
+        dir.path().join("incident.json"),
+        serde_json::to_vec(&sidecar).expect("json"),
+    )
+    .expect("sidecar");
+    let text = summary_of(&pcap);
+    assert!(
+        text.contains(&format!(
+            "trigger `nccl_watchdog` at {} (T)",
+            tripcap::clock::rfc3339_millis(trigger_at)
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("trigger `nccl_watchdog` at 2023-11-14T22:13:22.50"),
+        "{text}"
+    );
+    let line = line_of(&text, "10.0.0.1 > 10.0.0.2 0x0000c2");
+    assert!(
+        line.contains("from T-1.500000 s to the end of the capture"),
+        "{line}"
+    );
+    assert!(!text.contains("1700000002"), "raw epoch seconds in\n{text}");
 }

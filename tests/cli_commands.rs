@@ -73,6 +73,26 @@ fn demo_captures_live_and_says_where() {
         stdout.contains("0x0000c2: stalled with requests outstanding"),
         "{stdout}"
     );
+    // Its longest silence is the one the stall finding names: open to the end of the
+    // capture, placed relative to the trigger; no raw epoch seconds anywhere.
+    let c2 = stdout
+        .lines()
+        .find(|l| l.contains("0x0000c2: ") && l.contains(" packets, "))
+        .unwrap_or_else(|| panic!("no line for QP c2 in\n{stdout}"));
+    let silence_ms: f64 = c2
+        .split("longest silence ")
+        .nth(1)
+        .and_then(|rest| rest.split(" ms").next())
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("no longest silence in {c2}"));
+    assert!(silence_ms > 1000.0, "{c2}");
+    assert!(c2.contains(" ms from T-"), "{c2}");
+    assert!(c2.contains(" to the end of the capture; "), "{c2}");
+    let time = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("time: "))
+        .unwrap_or_else(|| panic!("no time line in\n{stdout}"));
+    assert!(time.contains("Z .. ") && time.contains('T'), "{time}");
     let side = read_sidecar(&sidecars(&out)[0]);
     assert!(stdout.contains(&side.file), "{stdout}");
     assert!(side.window.complete, "{:?}", side.window.shortfall);

@@ -16,12 +16,14 @@
 //! go-back-N episode counts once. A READ request advances the PSN by its number of response
 //! packets (unknown without the path MTU), so a forward jump right after one is not a gap.
 //!
-//! The silence of a connection is the longest time between two of its consecutive packets;
-//! `max_silence_at` is when that silence began (its last packet before the pause). Besides
-//! that, every pause of at least [`SILENCE_MIN_NS`] is a *silence* (the longest
-//! [`MAX_SILENCES`] are kept, including the one from a connection's last packet to the end
-//! of the capture); a silence during which requests were outstanding (see
-//! [`super::track`]) and that lasts at least [`STALL_MIN_NS`] is a *stall*.
+//! The silence of a connection is the longest time between two of its consecutive packets,
+//! or from its last packet to the end of the capture (an *open* silence, as a queue pair
+//! that stopped for good shows); `max_silence_at` is when that silence began (its last
+//! packet before the pause). Besides that, every pause of at least [`SILENCE_MIN_NS`] is a
+//! *silence* (the longest [`MAX_SILENCES`] are kept, including the one from a connection's
+//! last packet to the end of the capture); a silence during which requests were
+//! outstanding (see [`super::track`]) and that lasts at least [`STALL_MIN_NS`] is a
+//! *stall*.
 //!
 //! The loop allocates nothing per packet: per-connection state is created once, events for
 //! the picture are capped at [`MAX_EVENTS`].
@@ -31,7 +33,8 @@ use std::io::{self, Read, Write};
 
 use serde::Serialize;
 
-use super::findings::{self, CaptureContext, Finding, Reference};
+use super::context::{CaptureContext, Reference};
+use super::finding::Finding;
 use super::track::{NakKind, PsnStep, Tracker};
 use super::whole::{Pauses, Sizes, Timeline};
 use crate::capture_file::reader::{self, Reader};
@@ -40,8 +43,10 @@ use crate::wire::{self, Frame, FrameCounts};
 
 /// Version of the JSON schema written by [`Report::write_json`]. Version 2 added every
 /// field after `connections[].max_silence_at` and sorts connections worst first; no
-/// version-1 field changed meaning.
-pub const SCHEMA_VERSION: u32 = 2;
+/// version-1 field changed meaning. Version 3: `max_silence_ms`/`max_silence_at` count a
+/// silence open at the end of the capture, `max_silence_at` is RFC 3339 (was epoch
+/// seconds), and `max_silence_open` says whether that silence is open.
+pub const SCHEMA_VERSION: u32 = 3;
 /// Shortest pause recorded as a silence.
 pub const SILENCE_MIN_NS: i64 = 10_000_000;
 /// Shortest silence with outstanding requests reported as a stall.
@@ -153,10 +158,14 @@ pub struct ConnStats {
     pub cnps: u64,
     /// Packets with ECN = CE (3) in the IP header / GRH, or FECN set.
     pub ecn_ce: u64,
-    /// Longest pause between two packets, in milliseconds.
+    /// Longest silence, in milliseconds: between two packets, or from the last packet to
+    /// the end of the capture.
     pub max_silence_ms: f64,
-    /// Start of that pause, seconds since the epoch with 9 decimals (empty if < 2 packets).
+    /// Start of that silence (its last packet before it), RFC 3339 UTC with nanoseconds
+    /// (empty if the connection never paused).
     pub max_silence_at: String,
+    /// That silence lasts until the end of the capture.
+    pub max_silence_open: bool,
     /// First packet, ns since the epoch.
     pub first_ns: i64,
     /// Last packet, ns since the epoch.
@@ -182,8 +191,9 @@ pub struct ConnStats {
     pub(crate) firsts: Firsts,
     #[serde(skip)]
     max_silence_ns: i64,
+    /// Start of the longest silence, ns since the epoch (`None`: never paused).
     #[serde(skip)]
-    max_silence_start: i64,
+    pub(crate) max_silence_start: Option<i64>,
     #[serde(skip)]
     opcode_counts: Vec<u64>,
     #[serde(skip)]
@@ -269,9 +279,9 @@ pub struct Report {
     pub events_dropped: u64,
 }
 
-/// Reads every packet and computes the report (no sidecar context; see
-/// [`Report::set_context`]). `progress` is called now and then with the reader's byte
-/// offset.
+/// Reads every packet and computes the report, without findings: [`Report::set_context`]
+/// (in [`super::findings`]) attaches the sidecar's context, if any, and computes them.
+/// `progress` is called now and then with the reader's byte offset.
 pub fn analyze<R: Read>(
     reader: &mut Reader<R>,
     progress: &mut dyn FnMut(u64),
@@ -360,7 +370,7 @@ pub fn analyze<R: Read>(
         }
         if step.pause_ns > c.max_silence_ns {
             c.max_silence_ns = step.pause_ns;
-            c.max_silence_start = ts - step.pause_ns;
+            c.max_silence_start = Some(ts - step.pause_ns);
         }
         if step.pause_ns >= SILENCE_MIN_NS {
             c.note_silence(Silence {
@@ -450,6 +460,11 @@ pub fn analyze<R: Read>(
             continue;
         };
         let quiet = last_ns - t.last_ts;
+        if quiet > c.max_silence_ns {
+            c.max_silence_ns = quiet;
+            c.max_silence_start = Some(t.last_ts);
+            c.max_silence_open = true;
+        }
         if quiet >= SILENCE_MIN_NS {
             let outstanding = t.outstanding() && t.last_answer_ts <= t.last_ts;
             c.note_silence(Silence {
@@ -470,8 +485,8 @@ pub fn analyze<R: Read>(
     }
     for c in &mut conns {
         c.max_silence_ms = c.max_silence_ns as f64 / 1e6;
-        if c.packets > 1 {
-            c.max_silence_at = super::format_epoch(c.max_silence_start).to_string();
+        if let Some(start) = c.max_silence_start {
+            c.max_silence_at = crate::clock::rfc3339(start);
         }
         for (code, &count) in c.opcode_counts.iter().enumerate() {
             if count > 0 {
@@ -530,7 +545,7 @@ pub fn analyze<R: Read>(
         .collect();
     events.sort_by_key(|e| e.ts);
 
-    let mut report = Report {
+    Ok(Report {
         schema: "tripcap.analyze.connections",
         version: SCHEMA_VERSION,
         frames,
@@ -547,29 +562,13 @@ pub fn analyze<R: Read>(
         connections,
         events,
         events_dropped,
-    };
-    report.findings = findings::findings(&report);
-    Ok(report)
+    })
 }
 
 impl Report {
-    /// Attaches what the sidecar says (trigger, drops, counters) and recomputes the
-    /// findings with times relative to the trigger.
-    pub fn set_context(&mut self, ctx: Option<CaptureContext>) {
-        self.reference = ctx.as_ref().and_then(|c| c.reference.clone());
-        self.capture = ctx;
-        self.findings = findings::findings(self);
-    }
-
     /// Writes the report as pretty JSON.
     pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
         serde_json::to_writer_pretty(&mut *out, self)?;
         writeln!(out)
-    }
-
-    /// Writes a readable summary: frame classes, the capture's context, whole-capture
-    /// figures, the findings in time order, then one line per connection, worst first.
-    pub fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
-        findings::write_summary(self, out)
     }
 }

@@ -1,199 +1,34 @@
-//! What a capture says, in words: the sidecar's context (trigger time, drops, RDMA counter
-//! deltas), the list of findings with times relative to the trigger, and the readable
-//! summary of `tripcap analyze`.
+//! What a capture says, in words: the list of findings with times relative to the trigger,
+//! and the readable summary of `tripcap analyze`. The sidecar's context they use is read by
+//! [`super::context`]; the [`Finding`] type is in [`super::finding`].
 //!
-//! The sidecar (`<stem>.json` beside the capture, see [`crate::sidecar`]) is read through
-//! a lenient view of only the fields used here, every one optional: a sidecar from an older
-//! or newer tripcap, or one without `rdma_counters`, still gives what it has.
-//!
-//! Times: with a trigger, findings are placed at `T±s` from the first trigger's `at_ns`
-//! (and the onset, when the line gave one, is shown); without one, at `+s` from the first
-//! packet. Findings without a time (drops, counters, an incomplete window) come first.
+//! Times: with a trigger, findings (and each connection's longest silence) are placed at
+//! `T±s` from the first trigger's `at_ns` (and the onset, when the line gave one, is
+//! shown); without one, at `+s` from the first packet. Findings without a time (drops,
+//! counters, an incomplete window) come first. Instants (the capture's span, the trigger)
+//! are RFC 3339 in UTC, to the millisecond; never raw epoch seconds.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-
-use serde::{Deserialize, Serialize};
 
 use super::connections::{Report, STALL_MIN_NS};
-use crate::counters::CounterSnapshot;
+use super::context::{CaptureContext, Reference};
+use super::finding::{Finding, Severity};
+use crate::clock::rfc3339_millis;
 
-/// What finding times are relative to.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Reference {
-    /// `trigger` or `capture_start`.
-    pub kind: &'static str,
-    /// Trigger name (empty for `capture_start`).
-    pub name: String,
-    /// The instant, ns since the epoch.
-    pub at_ns: i64,
-    /// When the failure began, if the trigger said (ns since the epoch).
-    pub onset_ns: Option<i64>,
-}
-
-impl Reference {
-    /// The first packet as reference.
-    pub fn capture_start(first_ns: i64) -> Reference {
-        Reference {
-            kind: "capture_start",
-            name: String::new(),
-            at_ns: first_ns,
-            onset_ns: None,
-        }
+impl Report {
+    /// Attaches what the sidecar says (trigger, drops, counters; `None`: nothing) and
+    /// computes the findings, with times relative to the trigger when there is one.
+    pub fn set_context(&mut self, ctx: Option<CaptureContext>) {
+        self.reference = ctx.as_ref().and_then(|c| c.reference.clone());
+        self.capture = ctx;
+        self.findings = findings(self);
     }
-}
 
-/// RDMA counters the agent read at trigger time and at the end of the post-window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RdmaCounters {
-    /// At the trigger.
-    pub at_trigger: Option<CounterSnapshot>,
-    /// At the end of the window.
-    pub at_end: Option<CounterSnapshot>,
-    /// `at_end - at_trigger`.
-    pub delta: Option<CounterSnapshot>,
-}
-
-/// What the sidecar says about how the capture was taken.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct CaptureContext {
-    /// The first trigger.
-    pub reference: Option<Reference>,
-    /// Triggers recorded.
-    pub triggers: usize,
-    /// Whether every packet of the asked window is in the file.
-    pub complete: Option<bool>,
-    /// Why not.
-    pub shortfall: Vec<String>,
-    /// Kernel drops over all interfaces while the window was open.
-    pub kernel_drops: u64,
-    /// NIC/driver drops.
-    pub if_drops: u64,
-    /// Ring blocks evicted while the window was open.
-    pub ring_evictions: u64,
-    /// Packets dropped because every ring buffer was pinned.
-    pub ring_full_drops: u64,
-    /// RDMA counters, when the agent read them.
-    pub rdma_counters: Option<RdmaCounters>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct SidecarView {
-    triggers: Vec<TriggerView>,
-    window: Option<WindowView>,
-    interfaces: Vec<InterfaceView>,
-    ring_evictions: u64,
-    ring_full_drops: u64,
-    rdma_counters: Option<RdmaCounters>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct TriggerView {
-    name: String,
-    at_ns: i64,
-    onset_ns: Option<i64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct WindowView {
-    complete: Option<bool>,
-    shortfall: Vec<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct InterfaceView {
-    kernel_drops: u64,
-    if_drops: u64,
-}
-
-/// `<stem>.json` beside `capture`.
-pub fn sidecar_path(capture: &Path) -> PathBuf {
-    let stem = capture
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    capture.with_file_name(format!("{stem}.json"))
-}
-
-/// The context from a sidecar document (any JSON value; missing fields are empty).
-pub fn context_from_json(v: serde_json::Value) -> Result<CaptureContext, serde_json::Error> {
-    let s: SidecarView = serde_json::from_value(v)?;
-    Ok(CaptureContext {
-        reference: s.triggers.first().map(|t| Reference {
-            kind: "trigger",
-            name: t.name.clone(),
-            at_ns: t.at_ns,
-            onset_ns: t.onset_ns,
-        }),
-        triggers: s.triggers.len(),
-        complete: s.window.as_ref().and_then(|w| w.complete),
-        shortfall: s.window.map(|w| w.shortfall).unwrap_or_default(),
-        kernel_drops: s.interfaces.iter().map(|i| i.kernel_drops).sum(),
-        if_drops: s.interfaces.iter().map(|i| i.if_drops).sum(),
-        ring_evictions: s.ring_evictions,
-        ring_full_drops: s.ring_full_drops,
-        rdma_counters: s.rdma_counters,
-    })
-}
-
-/// The context of a sidecar the agent holds in memory (not yet on disk).
-pub fn context_from_sidecar(s: &crate::sidecar::Sidecar) -> Result<CaptureContext, String> {
-    let v = serde_json::to_value(s).map_err(|e| e.to_string())?;
-    context_from_json(v).map_err(|e| e.to_string())
-}
-
-/// Reads the sidecar beside `capture`: `Ok(None)` when there is none.
-pub fn load_context(capture: &Path) -> Result<Option<CaptureContext>, String> {
-    let path = sidecar_path(capture);
-    let text = match std::fs::read(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read the sidecar {}: {e}", path.display())),
-    };
-    let v: serde_json::Value = serde_json::from_slice(&text)
-        .map_err(|e| format!("the sidecar {} is not JSON: {e}", path.display()))?;
-    context_from_json(v).map(Some).map_err(|e| {
-        format!(
-            "the sidecar {} is not a tripcap sidecar: {e}",
-            path.display()
-        )
-    })
-}
-
-/// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Traffic stopped or was lost.
-    Error,
-    /// Traffic was slowed or retried.
-    Warning,
-    /// Worth knowing.
-    Info,
-}
-
-/// One thing worth a look.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Finding {
-    /// When, ns since the epoch (`null`: the whole capture).
-    pub at_ns: Option<i64>,
-    /// Seconds relative to the report's `reference`.
-    pub rel_s: Option<f64>,
-    /// How much it matters.
-    pub severity: Severity,
-    /// Machine-readable kind: `stall`, `go_back_n`, `nak_seq`, `nak_rnr`, `nak_other`,
-    /// `psn_gap`, `duplicate`, `unanswered`, `cnp`, `ecn_ce`, `pfc`, `pause`,
-    /// `arp_in_silence`, `drops`, `incomplete`, `rdma_counters`.
-    pub kind: &'static str,
-    /// The connection, as `src > dst 0xQP`.
-    pub conn: Option<String>,
-    /// The finding in words.
-    pub text: String,
+    /// Writes a readable summary: frame classes, the capture's context, whole-capture
+    /// figures, the findings in time order, then one line per connection, worst first.
+    pub fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
+        write_summary(self, out)
+    }
 }
 
 /// Every finding of a report, untimed first, then in time order.
@@ -406,11 +241,23 @@ pub fn findings(r: &Report) -> Vec<Finding> {
 
 /// `T+1.234567 s` (trigger) or `+1.234567 s` (capture start).
 fn stamp(r: &Report, f: &Finding) -> String {
-    let is_trigger = r.reference.as_ref().is_some_and(|x| x.kind == "trigger");
     match f.rel_s {
-        Some(s) if is_trigger => format!("T{s:+.6} s"),
-        Some(s) => format!("{s:+.6} s"),
+        Some(s) => relative(r, s),
         None => "capture".to_owned(),
+    }
+}
+
+/// An instant as [`stamp`] shows it: relative to the trigger, else to the first packet.
+fn stamp_at(r: &Report, ns: i64) -> String {
+    let at = r.reference.as_ref().map_or(r.first_ns, |x| x.at_ns);
+    relative(r, (ns - at) as f64 / 1e9)
+}
+
+fn relative(r: &Report, s: f64) -> String {
+    if r.reference.as_ref().is_some_and(|x| x.kind == "trigger") {
+        format!("T{s:+.6} s")
+    } else {
+        format!("{s:+.6} s")
     }
 }
 
@@ -440,8 +287,8 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "time: {} .. {} ({:.3} s)",
-        super::format_epoch(r.first_ns),
-        super::format_epoch(r.last_ns),
+        rfc3339_millis(r.first_ns),
+        rfc3339_millis(r.last_ns),
         (r.last_ns - r.first_ns) as f64 / 1e9
     )?;
     match &r.reference {
@@ -450,7 +297,7 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 out,
                 "trigger `{}` at {} (T); times below are relative to it",
                 x.name,
-                super::format_epoch(x.at_ns)
+                rfc3339_millis(x.at_ns)
             )?;
             match x.onset_ns {
                 Some(o) => writeln!(out, "; onset at T{:+.6} s", (o - x.at_ns) as f64 / 1e9)?,
@@ -537,9 +384,9 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "  {:<16} {:<7} {}{}",
             stamp(r, f),
             match f.severity {
-                super::findings::Severity::Error => "ERROR",
-                super::findings::Severity::Warning => "warn",
-                super::findings::Severity::Info => "info",
+                Severity::Error => "ERROR",
+                Severity::Warning => "warn",
+                Severity::Info => "info",
             },
             f.conn
                 .as_ref()
@@ -575,21 +422,17 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         } else {
             problems.join(", ")
         };
+        let when = match c.max_silence_start {
+            Some(at) if c.max_silence_open => {
+                format!("from {} to the end of the capture", stamp_at(r, at))
+            }
+            Some(at) => format!("at {}", stamp_at(r, at)),
+            None => "at -".to_owned(),
+        };
         writeln!(
             out,
-            "  {} > {} {}: {} packets, {} bytes, longest silence {:.3} ms at {}; {}",
-            c.src,
-            c.dst,
-            c.dest_qp,
-            c.packets,
-            c.bytes,
-            c.max_silence_ms,
-            if c.max_silence_at.is_empty() {
-                "-"
-            } else {
-                &c.max_silence_at
-            },
-            problems
+            "  {} > {} {}: {} packets, {} bytes, longest silence {:.3} ms {when}; {}",
+            c.src, c.dst, c.dest_qp, c.packets, c.bytes, c.max_silence_ms, problems
         )?;
     }
     Ok(())

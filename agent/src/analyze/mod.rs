@@ -5,17 +5,22 @@
 //! and reports either one row per RoCE packet ([`packets`], `--packets`, columns and number
 //! formats as tshark prints them so the two can be compared row for row) or per-connection
 //! health ([`connections`]: PSN gaps, go-back-N, NAKs, CNPs, ECN, silences) as a readable
-//! summary or versioned JSON (`--json`).
+//! summary (instants in RFC 3339 UTC or relative to the trigger) or versioned JSON
+//! (`--json`).
 //!
 //! [`run`] writes to any `io::Write` so tests call it with a `Vec<u8>`; the binary only
 //! parses flags and maps [`Error`] to an exit code. When a sidecar (`<stem>.json`) sits
-//! beside the file, its trigger, drops and RDMA counters join the report ([`findings`]).
+//! beside the file, its trigger, drops and RDMA counters join the report ([`context`]).
 //! `--svg OUT` draws the capture ([`svg`]); [`write_capture_report`] writes the summary
 //! JSON and the picture beside a capture, as the agent does for every window.
 //!
-//! Modules: [`track`] (the per-QP state machine, shared with the live packet triggers),
-//! [`connections`] (the analysis loop and the report), [`whole`] (timeline, sizes, pauses),
-//! [`findings`] (sidecar context, findings, the summary text), [`svg`], [`packets`].
+//! Modules, each importing only those before it: [`track`] (the per-QP state machine,
+//! shared with the live packet triggers), [`whole`] (timeline, sizes, pauses), [`context`]
+//! (the sidecar's trigger, drops and counters), [`finding`] (the finding type),
+//! [`connections`] (the analysis loop and the report), [`findings`] (computes the findings
+//! and writes the summary text), [`svg`], [`packets`]. [`analyze_file`] runs
+//! [`connections::analyze`] and then always [`connections::Report::set_context`], which
+//! computes the findings.
 //! The JSON schema is documented in `docs/analyze-schema.md`.
 
 use std::fmt;
@@ -26,6 +31,8 @@ use std::path::{Path, PathBuf};
 use crate::capture_file::reader::{self, Reader};
 
 pub mod connections;
+pub mod context;
+pub mod finding;
 pub mod findings;
 pub mod packets;
 pub mod svg;
@@ -43,7 +50,7 @@ pub struct AnalyzeArgs {
     /// Print one tab-separated row per RoCE/InfiniBand packet (tshark's number formats).
     #[arg(long)]
     pub packets: bool,
-    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 2, see
+    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 3, see
     /// docs/analyze-schema.md).
     #[arg(long, conflicts_with = "packets")]
     pub json: bool,
@@ -142,7 +149,7 @@ fn open(path: &Path) -> Result<Reader<BufReader<File>>, Error> {
 /// attaches `context` (or the sidecar beside the file when `context` is `None`).
 pub fn analyze_file(
     path: &Path,
-    context: Option<findings::CaptureContext>,
+    context: Option<context::CaptureContext>,
 ) -> Result<connections::Report, Error> {
     let mut reader = open(path)?;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
@@ -173,13 +180,11 @@ pub fn analyze_file(
     }
     let context = match context {
         Some(c) => Some(c),
-        None => findings::load_context(path).map_err(|m| Error {
+        None => context::load_context(path).map_err(|m| Error {
             kind: ErrorKind::Sidecar(m),
         })?,
     };
-    if context.is_some() {
-        report.set_context(context);
-    }
+    report.set_context(context);
     Ok(report)
 }
 
@@ -243,7 +248,7 @@ pub fn write_capture_report_with(
     pcapng: &Path,
     sidecar: &crate::sidecar::Sidecar,
 ) -> Result<ReportFiles, Error> {
-    let ctx = findings::context_from_sidecar(sidecar).map_err(|m| Error {
+    let ctx = context::context_from_sidecar(sidecar).map_err(|m| Error {
         kind: ErrorKind::Sidecar(m),
     })?;
     write_report_files(pcapng, Some(ctx))
@@ -251,7 +256,7 @@ pub fn write_capture_report_with(
 
 fn write_report_files(
     pcapng: &Path,
-    ctx: Option<findings::CaptureContext>,
+    ctx: Option<context::CaptureContext>,
 ) -> Result<ReportFiles, Error> {
     let report = analyze_file(pcapng, ctx)?;
     let stem = pcapng
@@ -278,7 +283,8 @@ fn write_report_files(
     Ok(files)
 }
 
-/// Formats nanoseconds since the epoch as tshark's `frame.time_epoch` (9 decimals).
+/// Formats nanoseconds since the epoch as tshark's `frame.time_epoch` (9 decimals): for
+/// `--packets`, which is compared with tshark; text for people uses [`crate::clock`].
 pub fn format_epoch(ts_ns: i64) -> impl fmt::Display {
     struct Epoch(i64);
     impl fmt::Display for Epoch {
