@@ -62,3 +62,112 @@ fn a_full_disk_fails_the_capture_clearly_and_cleans_up() {
         .collect();
     assert!(left.is_empty(), "temporary files left behind: {left:?}");
 }
+
+/// The disk fills after the capture file is in place but before its sidecar:
+/// the capture is kept (the error says so), and the next start completes it
+/// with a sidecar from the file and sweeps the temporaries a crash left.
+#[test]
+fn a_capture_whose_sidecar_did_not_fit_is_completed_at_the_next_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("in.pcap");
+    let t0 = 1_796_000_000_000_000_000i64;
+    write_generated(
+        &pcap,
+        t0,
+        1_000_000,
+        3_000,
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        0x11,
+    );
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(&cfg, "[output]\nreports = false\n").expect("config");
+    let capture = |out: &std::path::Path| {
+        run(tripcap()
+            .arg("run")
+            .arg("-c")
+            .arg(&cfg)
+            .arg("-o")
+            .arg(out)
+            .arg("--from-pcap")
+            .arg(&pcap)
+            .args([
+                "--pre",
+                "1s",
+                "--post",
+                "500ms",
+                "--trigger-at",
+                "1796000002",
+            ]))
+    };
+    // How many pages the capture file takes, on a roomy disk.
+    let roomy = dir.path().join("roomy");
+    assert!(capture(&roomy).status.success());
+    let pcapng_len = std::fs::read_dir(&roomy)
+        .expect("ls")
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".pcapng"))
+        .and_then(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .expect("a capture on the roomy disk");
+    let pages = pcapng_len.div_ceil(4096);
+
+    // A disk with room for exactly the capture file.
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).expect("mkdir");
+    let size = format!("size={}k", pages * 4);
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &size, "tmpfs"])
+        .arg(&small)
+        .status()
+        .expect("mount runs");
+    assert!(ok.success(), "mounting a tmpfs needs root");
+    let _m = Mount(small.clone());
+    let o = capture(&small);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is kept without its sidecar"), "{stderr}");
+    let lone: Vec<String> = std::fs::read_dir(&small)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(lone.len(), 1, "only the capture: {lone:?}");
+    assert!(lone[0].ends_with(".pcapng"));
+
+    // Room again, and a temporary as a crash would leave it; the next start
+    // (a replay with no trigger) completes the unit.
+    let ok = Command::new("mount")
+        .args(["-o", "remount,size=4m"])
+        .arg(&small)
+        .status()
+        .expect("remount runs");
+    assert!(ok.success());
+    std::fs::write(small.join(".x.pcapng.tmp"), b"half a capture").expect("tmp");
+    let o = run(tripcap()
+        .arg("run")
+        .arg("-c")
+        .arg(&cfg)
+        .arg("-o")
+        .arg(&small)
+        .arg("--from-pcap")
+        .arg(&pcap));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("completed it with what the file holds"),
+        "{stderr}"
+    );
+    assert!(!small.join(".x.pcapng.tmp").exists(), "temporary swept");
+    let files = sidecars(&small);
+    assert_eq!(files.len(), 1);
+    let side = read_sidecar(&files[0]);
+    let pcapng = small.join(&side.file);
+    assert_eq!(side.packets as usize, tshark_rows_any(&pcapng));
+    assert!(side.packets > 0 && !side.window.complete);
+    assert!(
+        side.window.shortfall[0].starts_with("recovered at start"),
+        "{:?}",
+        side.window.shortfall
+    );
+}

@@ -1,9 +1,9 @@
 //! A long run stays bounded: 2,000 separate windows in one live run (a log
 //! line every 25 ms, `cooldown = "0s"`, windows of 4 ms) leave the agent with
-//! as many threads and as much address space as it had after the first 200.
-//! Before finished windows were reaped, every window's thread handle was kept
-//! until shutdown, and each unjoined thread kept its stack mapped: VmSize grew
-//! by a stack per window.
+//! as many threads, tracked tasks and as much address space as it had after
+//! the first 200. Before, the recorder kept every window thread's handle and
+//! the agent every capture's outcome until shutdown; now finished windows are
+//! forgotten as they finish (`tripcap_tasks_running` counts what is tracked).
 
 mod common;
 
@@ -32,9 +32,26 @@ fn footprint(pid: u32) -> (usize, u64) {
     (threads, vm)
 }
 
+/// `tasks_running` from the agent's `/status`.
+fn tasks_running(port: u16) -> u64 {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to the API");
+    s.write_all(b"GET /status HTTP/1.0\r\nHost: x\r\n\r\n")
+        .expect("request");
+    let mut body = String::new();
+    s.read_to_string(&mut body).expect("response");
+    let json = body.split("\r\n\r\n").nth(1).unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(json).expect("status JSON");
+    v["tasks_running"].as_u64().expect("tasks_running")
+}
+
 #[test]
 fn two_thousand_windows_leave_threads_and_memory_bounded() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
     let log = dir.path().join("job.log");
     std::fs::write(&log, b"").expect("log");
     let out = dir.path().join("out");
@@ -44,7 +61,7 @@ fn two_thousand_windows_leave_threads_and_memory_bounded() {
         format!(
             "[capture]\ninterfaces = [\"lo\"]\n\n[[trigger]]\nname = \"soak\"\npattern = \"soak-line\"\n\
              pre = \"2ms\"\npost = \"2ms\"\ncooldown = \"0s\"\n\n[output]\nreports = false\n\n\
-             [logs]\npaths = [{log:?}]\n"
+             [api]\nlisten = \"127.0.0.1:{port}\"\n\n[logs]\npaths = [{log:?}]\n"
         ),
     )
     .expect("config");
@@ -71,7 +88,7 @@ fn two_thousand_windows_leave_threads_and_memory_bounded() {
     for i in 0..WINDOWS {
         writeln!(f, "soak-line {i}").expect("append");
         if i == WINDOWS / 10 {
-            early = Some(footprint(pid));
+            early = Some((footprint(pid), tasks_running(port)));
         }
         if i > WINDOWS / 10 {
             peak_threads = peak_threads.max(footprint(pid).0);
@@ -83,6 +100,7 @@ fn two_thousand_windows_leave_threads_and_memory_bounded() {
     }
     std::thread::sleep(Duration::from_millis(800)); // the last windows close
     let end = footprint(pid);
+    let end_tasks = tasks_running(port);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let status = child.wait().expect("wait");
@@ -92,7 +110,12 @@ fn two_thousand_windows_leave_threads_and_memory_bounded() {
     }
     assert!(status.success(), "{stderr}");
 
-    let (early_threads, early_vm) = early.expect("measured after the first 200");
+    let ((early_threads, early_vm), early_tasks) = early.expect("measured after the first 200");
+    assert!(
+        end_tasks <= early_tasks + 4,
+        "tracked tasks: {early_tasks} after {} windows, {end_tasks} at the end",
+        WINDOWS / 10
+    );
     let windows = sidecars(&out).len();
     assert!(
         windows >= WINDOWS * 95 / 100,

@@ -203,6 +203,8 @@ struct Writer {
     queues: Vec<Queue>,
     file: Option<BufWriter<File>>,
     tmp_path: PathBuf,
+    /// The capture, in place, whose sidecar could not be written.
+    kept: Option<PathBuf>,
     written: u64,
     synced: u64,
     packets: u64,
@@ -229,6 +231,7 @@ impl Writer {
                 .collect(),
             file: None,
             tmp_path,
+            kept: None,
             written: 0,
             synced: 0,
             packets: 0,
@@ -545,7 +548,12 @@ impl Writer {
         }
         let sidecar_path = self.plan.dir.join(format!("{}.json", self.plan.incident));
         let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
-        write_private_atomically(&sidecar_path, &json)?;
+        if let Err(e) = write_private_atomically(&sidecar_path, &json) {
+            // The packets are in place: keep them. The next start completes the
+            // unit from the file (`deliver::recover`), so it is not stranded.
+            self.kept = Some(final_path);
+            return Err(e);
+        }
         sync_dir(&self.plan.dir);
         Ok(CaptureOutcome::Written {
             pcapng: final_path,

@@ -255,6 +255,7 @@ impl AgentBuilder {
             tracing::warn!("{note}");
         }
         prepare_output(&config.output.dir)?;
+        recover_spool(&config.output.dir);
         let sources = if !opts.replay.is_empty() {
             Sources::Replay(Replay::open(&opts.replay)?)
         } else if !config.capture.interfaces.is_empty() {
@@ -502,6 +503,7 @@ async fn start_parts(
             follow: follower.as_ref().map(|f| f.stats()),
             deliver: Some(deliver_stats),
             captures: capture_counts,
+            tasks: tasks.clone(),
         };
         tasks.spawn(api.run(view, tasks.stop_token().clone()));
     }
@@ -530,6 +532,30 @@ async fn start_parts(
         replay_done,
         upload_wait: opts.upload_wait,
     })
+}
+
+/// Complete what a crash or a full disk left in the output directory (before
+/// any window opens, so nothing in it is being written), and say what was done.
+fn recover_spool(dir: &std::path::Path) {
+    match crate::deliver::recover::recover(dir, &host_name()) {
+        Ok(r) => {
+            if !r.swept.is_empty() {
+                tracing::info!(
+                    files = r.swept.len(),
+                    "removed temporary files left by an earlier run"
+                );
+            }
+            for incident in &r.completed {
+                tracing::warn!(%incident, "a capture was left without its sidecar (the agent stopped or the disk filled): completed it with what the file holds; it is delivered like any other");
+            }
+            for (file, why) in &r.unreadable {
+                tracing::warn!(%file, %why, "a capture left without its sidecar could not be completed: it stays in the output directory; look at it with `tripcap analyze`");
+            }
+        }
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot look for captures left by an earlier run")
+        }
+    }
 }
 
 /// The `--trigger-at` times with their trigger ids.

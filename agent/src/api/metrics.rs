@@ -203,6 +203,12 @@ impl Collector for AgentCollector {
             "Captures being written.",
             v.recorder.open_windows() as f64,
         )?;
+        gauge(
+            &mut enc,
+            "tripcap_tasks_running",
+            "Threads and tasks of the agent (capture, windows, packet triggers, API, logs, delivery).",
+            v.tasks.running() as f64,
+        )?;
         counter(
             &mut enc,
             "tripcap_captures_written",

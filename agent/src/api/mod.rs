@@ -102,6 +102,8 @@ pub struct AgentView {
     pub deliver: Option<Arc<DeliverStats>>,
     /// Captures written.
     pub captures: Arc<CaptureCounts>,
+    /// The agent's threads and tasks.
+    pub tasks: crate::tasks::Tasks,
 }
 
 /// A bound, not yet serving API.
@@ -249,6 +251,7 @@ pub fn status(v: &AgentView) -> serde_json::Value {
             "span_seconds": span_s,
         },
         "open_windows": v.recorder.open_windows(),
+        "tasks_running": v.tasks.running(),
         "triggers": {
             "opened": rec.opened.load(r),
             "merged": rec.merged.load(r),

@@ -61,7 +61,9 @@ pub fn recover(dir: &Path, host: &str) -> std::io::Result<Recovered> {
                 let json = serde_json::to_vec_pretty(&sidecar).map_err(std::io::Error::other)?;
                 match write_private_atomically(&path, &json) {
                     Ok(()) => out.completed.push(incident.to_string()),
-                    Err(e) => out.unreadable.push((name.clone(), format!("cannot write its sidecar: {e}"))),
+                    Err(e) => out
+                        .unreadable
+                        .push((name.clone(), format!("cannot write its sidecar: {e}"))),
                 }
             }
             Err(why) => out.unreadable.push((name.clone(), why)),
@@ -122,7 +124,9 @@ fn recovered_sidecar(pcapng: &Path, incident: &str, host: &str) -> Result<Sideca
         file_name(pcapng).display()
     )];
     if let Some(e) = read_error {
-        shortfall.push(format!("the file ends early ({e}): packets read up to there are counted"));
+        shortfall.push(format!(
+            "the file ends early ({e}): packets read up to there are counted"
+        ));
     }
     Ok(Sidecar {
         schema: SCHEMA.to_string(),
@@ -183,7 +187,10 @@ mod tests {
         )
         .expect("a sidecar");
         assert_eq!((s.packets, s.wire_bytes), (3, 190));
-        assert_eq!((s.window.covered_start_ns, s.window.covered_end_ns), (1_000, 3_000));
+        assert_eq!(
+            (s.window.covered_start_ns, s.window.covered_end_ns),
+            (1_000, 3_000)
+        );
         assert!(!s.window.complete && s.window.shortfall[0].starts_with("recovered at start"));
         assert!(!d.join(".20260101T000001Z-h-t.pcapng.tmp").exists());
     }
