@@ -243,7 +243,6 @@ impl Config {
             .map(|d| d.pre)
             .fold(self.ring.max_age, Duration::max)
     }
-
 }
 
 /// The quick flags of `tripcap run`.

@@ -61,8 +61,7 @@ fn errors_name_line_and_column_and_the_fix() {
     );
     let wrong_type = err("[capture]\ninterfaces = \"eth0\"\n");
     assert!(
-        wrong_type
-            .starts_with("t.toml:2:14: invalid type: string \"eth0\", expected a sequence"),
+        wrong_type.starts_with("t.toml:2:14: invalid type: string \"eth0\", expected a sequence"),
         "{wrong_type}"
     );
     assert_eq!(
@@ -170,5 +169,121 @@ fn flags_win_and_add_triggers() {
     assert!(
         e.starts_with("--pattern: trigger `pattern`: pattern 0 is not a valid regex"),
         "{e}"
+    );
+}
+
+fn kind(text: &str) -> ErrorKind {
+    Config::parse("t.toml", text).unwrap_err().into_kind()
+}
+
+fn at(line: usize, col: usize) -> Location {
+    Location::File {
+        path: "t.toml".into(),
+        line,
+        col,
+    }
+}
+
+#[test]
+fn error_kinds_carry_the_location() {
+    assert!(matches!(
+        kind("[capture\n"),
+        ErrorKind::Syntax {
+            at: Location::File { line: 1, .. },
+            ..
+        }
+    ));
+    assert!(
+        matches!(kind("[ring]\nmax_age = 30\n"), ErrorKind::Value { at: a, .. } if a == at(2, 11))
+    );
+    match kind("[[trigger]]\nname = \"x\"\n") {
+        ErrorKind::Invalid { at: a, what, fix } => {
+            assert_eq!(a, Some(at(2, 8)));
+            assert_eq!(what, "trigger `x` has no pattern");
+            assert_eq!(fix, "add `pattern = \"...\"` (a regex)");
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = Config::parse("t.toml", "[[trigger]]\nname = \"x\"\npattern = \"(\"\n").unwrap_err();
+    assert_eq!(e.location(), Some(&at(3, 11)));
+    assert!(matches!(
+        e.kind(),
+        ErrorKind::Pattern {
+            source: tripcap_triggers::Error::BadPattern { .. },
+            ..
+        }
+    ));
+    let filter = Config::parse("t.toml", "[capture]\nfilter = \"udp prot 4791\"\n")
+        .expect("parses")
+        .check()
+        .unwrap_err();
+    assert!(matches!(filter.kind(), ErrorKind::Filter { at: a, .. } if *a == at(2, 10)));
+}
+
+#[test]
+fn unreadable_and_non_utf8_files_say_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.toml");
+    let e = Config::load(&missing).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Read { .. }));
+    assert!(
+        e.to_string()
+            .starts_with(&format!("cannot read config `{}`: ", missing.display())),
+        "{e}"
+    );
+    let latin1 = dir.path().join("latin1.toml");
+    std::fs::write(&latin1, b"# caf\xe9\n").expect("write");
+    let e = Config::load(&latin1).unwrap_err();
+    assert!(matches!(
+        e.kind(),
+        ErrorKind::NotUtf8 { valid_up_to: 5, .. }
+    ));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "config `{}` is not UTF-8 (first bad byte at offset 5): save it as UTF-8",
+            latin1.display()
+        )
+    );
+}
+
+#[test]
+fn a_packet_trigger_named_like_a_pattern_flag_trigger_is_refused_after_the_flags() {
+    let mut c = Config::parse(
+        "t.toml",
+        "[[packet_trigger]]\nname = \"pattern\"\nkind = \"qp_stall\"\n",
+    )
+    .expect("no clash before the flags");
+    assert_eq!(c.packet_triggers[0].name, "pattern");
+    c.apply(&QuickFlags {
+        patterns: vec!["boom".into()],
+        ..Default::default()
+    });
+    assert_eq!(
+        c.trigger_set().unwrap_err().to_string(),
+        "t.toml:2:8: packet trigger name `pattern` is taken by the `--pattern` trigger: give the packet trigger another name (captures are named after their trigger)"
+    );
+}
+
+#[test]
+fn packet_trigger_names_of_their_own_pass() {
+    let c = Config::parse(
+        "t.toml",
+        "packs = [\"nccl\"]\n[[trigger]]\nname = \"wd\"\npattern = \"x\"\n[[packet_trigger]]\nname = \"stall\"\nkind = \"qp_stall\"\n[[packet_trigger]]\nname = \"gbn\"\nkind = \"retransmit\"\n",
+    )
+    .expect("parses");
+    let names: Vec<&str> = c.packet_triggers.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["stall", "gbn"]);
+}
+
+#[test]
+fn reserved_names_are_those_the_agent_uses() {
+    let names: Vec<&str> = validate::RESERVED_NAMES.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        [
+            crate::daemon::MANUAL_TRIGGER,
+            crate::matcher::PERFTEST_THRESHOLD_TRIGGER
+        ]
     );
 }

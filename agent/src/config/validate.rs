@@ -252,7 +252,8 @@ impl Config {
                 }
                 .into())
             };
-            let rename = "give the packet trigger another name (captures are named after their trigger)";
+            let rename =
+                "give the packet trigger another name (captures are named after their trigger)";
             if name.trim().is_empty() {
                 return invalid(
                     "packet trigger `name` is empty".into(),
