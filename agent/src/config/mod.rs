@@ -1,14 +1,15 @@
 //! Configuration: the TOML file, the quick command-line flags, and checking both.
 //!
 //! Parsing happens in two steps. serde reads the file into `Raw*` structs whose
-//! checked values are `toml::Spanned` ([`located`]), so every error — a wrong
+//! checked values are `toml::Spanned` (`located.rs`), so every error — a wrong
 //! type, an unknown key, a duration without a unit, a regex that does not
 //! compile, a taken trigger name, a BPF filter libpcap refuses — is reported as
-//! `file:line:col: what is wrong: the fix` on one line ([`Error`]). Then
-//! [`Config`] holds plain typed values ([`validate`], pure); [`Config::check`]
-//! adds what only this machine can tell ([`probe`]). Sizes follow `bytesize`:
-//! `"64KiB"`/`"1GiB"` are binary, `"64k"`/`"1g"` decimal; a bare integer is
-//! bytes. Durations follow `humantime` (`"30s"`, `"15m"`, `"1h 30m"`).
+//! `file:line:col: what is wrong: the fix` on one line ([`Error`], `error.rs`).
+//! Then [`Config`] holds plain typed values (`validate.rs`, pure);
+//! [`Config::check`] adds what only this machine can tell (`probe.rs`).
+//! Sizes follow `bytesize`: `"64KiB"`/`"1GiB"` are binary, `"64k"`/`"1g"`
+//! decimal; a bare integer is bytes. Durations follow `humantime` (`"30s"`,
+//! `"15m"`, `"1h 30m"`).
 
 mod error;
 mod located;
