@@ -190,3 +190,61 @@ fn a_missing_log_path_is_waited_for_not_a_crash() {
     );
     assert!(interrupt(&mut agent).success());
 }
+
+// Packet-trigger names (issue 9): captures, sidecars and the recorder's
+// trigger list are keyed by name, so each must be non-empty and unique among
+// every trigger, the agent's own included. The error points at the `name`.
+
+#[test]
+fn check_rejects_an_empty_packet_trigger_name() {
+    assert_eq!(
+        check_config("[[packet_trigger]]\nname = \" \"\nkind = \"qp_stall\"\n"),
+        "tripcap: tripcap.toml:2:8: packet trigger `name` is empty: give it a short name like \"qp-stall\""
+    );
+}
+
+#[test]
+fn check_rejects_a_duplicate_packet_trigger_name() {
+    assert_eq!(
+        check_config(
+            "[[packet_trigger]]\nname = \"stall\"\nkind = \"qp_stall\"\n\n[[packet_trigger]]\nkind = \"retransmit\"\n  name = \"stall\"\n"
+        ),
+        "tripcap: tripcap.toml:7:10: packet trigger name `stall` is taken by the packet trigger at line 2: give each `[[packet_trigger]]` its own name"
+    );
+}
+
+#[test]
+fn check_rejects_a_packet_trigger_named_like_a_log_trigger() {
+    assert_eq!(
+        check_config(
+            "[[packet_trigger]]\nname = \"wd\"\nkind = \"qp_stall\"\n[[trigger]]\nname = \"wd\"\npattern = \"Watchdog\"\n"
+        ),
+        "tripcap: tripcap.toml:2:8: packet trigger name `wd` is taken by the log trigger at line 5: give the packet trigger another name (captures are named after their trigger)"
+    );
+}
+
+#[test]
+fn check_rejects_a_packet_trigger_named_like_a_pack_trigger() {
+    assert_eq!(
+        check_config(
+            "packs = [\"nccl\"]\n[[packet_trigger]]\nname = \"nccl-ib-retry-exceeded\"\nkind = \"retransmit\"\n"
+        ),
+        "tripcap: tripcap.toml:3:8: packet trigger name `nccl-ib-retry-exceeded` is taken by a trigger of pack `nccl`: give the packet trigger another name (captures are named after their trigger)"
+    );
+}
+
+#[test]
+fn check_rejects_a_packet_trigger_named_manual() {
+    assert_eq!(
+        check_config("[[packet_trigger]]\nname = \"manual\"\nkind = \"nak_rate\"\n"),
+        "tripcap: tripcap.toml:2:8: packet trigger name `manual` is reserved for the agent's manual captures: give it another name"
+    );
+}
+
+#[test]
+fn check_rejects_a_packet_trigger_named_perftest_threshold() {
+    assert_eq!(
+        check_config("[[packet_trigger]]\nname = \"perftest-threshold\"\nkind = \"cnp_rate\"\n"),
+        "tripcap: tripcap.toml:2:8: packet trigger name `perftest-threshold` is reserved for perftest results past the `[perftest]` thresholds: give it another name"
+    );
+}

@@ -94,12 +94,14 @@ impl PacketTriggerKind {
     }
 }
 
-/// One `[[packet_trigger]]` table.
+/// One `[[packet_trigger]]` table. `N` is the name's type: `String`, or, while a
+/// config file is read, `toml::Spanned<String>` so that an error about the name can
+/// point at it (then [`PacketTriggerDef::map_name`] makes it a `String`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PacketTriggerDef {
+pub struct PacketTriggerDef<N = String> {
     /// Trigger name (in file names and sidecars).
-    pub name: String,
+    pub name: N,
     /// What it watches.
     pub kind: PacketTriggerKind,
     /// `qp_stall`: silence that counts as a stall (default 1 s).
@@ -127,6 +129,22 @@ fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::
     crate::units::parse_duration(&text)
         .map(Some)
         .map_err(serde::de::Error::custom)
+}
+
+impl<N> PacketTriggerDef<N> {
+    /// The same definition, its name passed through `f`.
+    pub fn map_name<M>(self, f: impl FnOnce(N) -> M) -> PacketTriggerDef<M> {
+        PacketTriggerDef {
+            name: f(self.name),
+            kind: self.kind,
+            silent: self.silent,
+            count: self.count,
+            within: self.within,
+            pre: self.pre,
+            post: self.post,
+            cooldown: self.cooldown,
+        }
+    }
 }
 
 impl PacketTriggerDef {

@@ -1,0 +1,127 @@
+//! The checks of `tripcap check` that look at this machine: libpcap compiles
+//! the filter, the interfaces exist, `[upload]` can be used, the ring fits in
+//! the memory available. Problems that would stop the agent are errors; those
+//! that may be fine where the agent runs are notes.
+
+use super::{Config, Error, ErrorKind};
+use crate::capture;
+
+impl Config {
+    /// Check everything that can be checked without capturing: triggers, the
+    /// BPF filter, `[upload]`, the interfaces, the log globs, the memory.
+    /// Returns notes: what may be wrong, one line each.
+    pub fn check(&self) -> Result<Vec<String>, Error> {
+        let set = self.trigger_set()?;
+        capture::check_filter(&self.capture.filter, self.capture.snaplen).map_err(|e| {
+            Error::from(ErrorKind::Filter {
+                at: self.filter_origin.clone(),
+                message: e.to_string(),
+            })
+        })?;
+        let mut notes = Vec::new();
+        if let Some(note) = self.upload_note()? {
+            notes.push(note);
+        }
+        notes.extend(self.interface_notes());
+        self.check_log_globs()?;
+        if set.is_empty() {
+            notes
+                .push("no trigger configured: captures happen only on manual triggers".to_string());
+        }
+        if self.capture.snaplen < 96 {
+            notes.push(format!(
+                "snaplen {} may cut RoCE headers behind VLAN/IPv6: 128 is safe",
+                self.capture.snaplen
+            ));
+        }
+        let available = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| mem_available(&t));
+        if let Some(note) = available.and_then(|a| self.memory_note(a)) {
+            notes.push(note);
+        }
+        Ok(notes)
+    }
+
+    /// `[upload]` checked; a variable unset here is a note, not an error:
+    /// the agent's environment may differ from the one `check` runs in.
+    fn upload_note(&self) -> Result<Option<String>, Error> {
+        let Some(upload) = &self.upload else {
+            return Ok(None);
+        };
+        match crate::deliver::upload::check(upload) {
+            Ok(()) => Ok(None),
+            Err(e @ crate::deliver::UploadError::UnsetEnv(_)) => {
+                Ok(Some(format!("{e} (needed when the agent runs)")))
+            }
+            Err(e) => Err(ErrorKind::Upload {
+                message: e.to_string(),
+            }
+            .into()),
+        }
+    }
+
+    /// Notes on the interfaces: none configured, or not on this machine
+    /// (a note, not an error: a config is often checked on another machine).
+    fn interface_notes(&self) -> Vec<String> {
+        if self.capture.interfaces.is_empty() {
+            return vec![
+                "no interface configured: set `capture.interfaces` or pass `-i IFACE`".to_string(),
+            ];
+        }
+        let Ok(devices) = pcap::Device::list() else {
+            return Vec::new();
+        };
+        self.capture
+            .interfaces
+            .iter()
+            .filter(|iface| !devices.iter().any(|d| &d.name == *iface))
+            .map(|iface| format!(
+                "interface `{iface}` is not on this machine (`tripcap interfaces` lists those that are)"
+            ))
+            .collect()
+    }
+
+    /// Every log path (but `-`, stdin) is a valid glob.
+    fn check_log_globs(&self) -> Result<(), Error> {
+        for p in self.logs.paths.iter().filter(|p| *p != "-") {
+            glob::Pattern::new(p).map_err(|e| {
+                Error::from(ErrorKind::Glob {
+                    pattern: p.clone(),
+                    message: e.to_string(),
+                })
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A note when the ring and the kernel capture buffers need more memory
+    /// than `available` bytes: the kernel would kill the agent, and every
+    /// packet it holds, before the ring is full.
+    pub fn memory_note(&self, available: u64) -> Option<String> {
+        let interfaces = self.capture.interfaces.len().max(1) as u64;
+        let buffers = u64::from(self.capture.buffer_size).saturating_mul(interfaces);
+        let needed = self.ring.memory_limit.saturating_add(buffers);
+        (needed > available).then(|| {
+            format!(
+                "ring.memory_limit ({} MiB) and the kernel capture buffers ({interfaces} × {} MiB) need {} MiB, but this machine has {} MiB available: lower ring.memory_limit (or capture.buffer_size), or the kernel may kill tripcap and every packet it holds",
+                self.ring.memory_limit >> 20,
+                self.capture.buffer_size >> 20,
+                needed >> 20,
+                available >> 20
+            )
+        })
+    }
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+pub fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut fields = line.split_whitespace().skip(1);
+    let n: u64 = fields.next()?.parse().ok()?;
+    match fields.next() {
+        Some("kB") => n.checked_mul(1024),
+        None => Some(n),
+        Some(_) => None,
+    }
+}

@@ -1,0 +1,289 @@
+//! The configuration's unit tests.
+use super::*;
+
+fn err(text: &str) -> String {
+    Config::parse("t.toml", text).unwrap_err().to_string()
+}
+
+#[test]
+fn full_example_parses() {
+    let c = Config::parse(
+        "t.toml",
+        r#"
+[capture]
+interfaces = ["ens1f0np0", "ens2f0np0"]
+snaplen = "full"
+buffer_size = "128MiB"
+[ring]
+memory_limit = "2GiB"
+[output]
+dir = "/tmp/x"
+[logs]
+paths = ["/var/log/nccl/*.log"]
+[[trigger]]
+name = "wd"
+pattern = "Watchdog caught collective operation timeout"
+pre = "10s"
+post = "5s"
+"#,
+    )
+    .expect("parses");
+    assert_eq!(c.capture.interfaces, vec!["ens1f0np0", "ens2f0np0"]);
+    assert_eq!(c.capture.snaplen, crate::units::FULL_SNAPLEN);
+    assert_eq!(c.capture.buffer_size, 128 << 20);
+    assert_eq!(c.ring.memory_limit, 2 << 30);
+    assert_eq!(c.triggers[0].pre, Duration::from_secs(10));
+    assert_eq!(c.triggers[0].post, Duration::from_secs(5));
+}
+
+#[test]
+fn errors_name_line_and_column_and_the_fix() {
+    assert_eq!(
+        err("[[trigger]]\nname = \"x\"\npattern = \"a(b\"\n"),
+        "t.toml:3:11: trigger `x`: pattern 0 is not a valid regex: unclosed group (in `a(b`): fix the regex (syntax: https://docs.rs/regex/#syntax)"
+    );
+    assert_eq!(
+        err("[[trigger]]\nname = \"x\"\npattern = \"a\"\npre = 30\n"),
+        "t.toml:4:7: `pre` = 30 has no unit: write \"30s\" (or \"30ms\", \"30m\")"
+    );
+    assert_eq!(
+        err("[[trigger]]\nname = \"x\"\npattern = \"a\"\npost = \"30\"\n"),
+        "t.toml:4:8: `post`: \"30\" has no unit: write \"30s\" (or \"30ms\", \"30m\")"
+    );
+    assert_eq!(
+        err("[ring]\nmemory_limit = \"lots\"\n"),
+        "t.toml:2:16: `memory_limit`: \"lots\" is not a size: write e.g. \"64MiB\", \"1GiB\" (binary) or \"500MB\" (decimal)"
+    );
+    let unknown = err("[capture]\ninterface = [\"x\"]\n");
+    assert!(
+        unknown.starts_with("t.toml:2:1: unknown field `interface`"),
+        "{unknown}"
+    );
+    let wrong_type = err("[capture]\ninterfaces = \"eth0\"\n");
+    assert!(
+        wrong_type.starts_with("t.toml:2:14: invalid type: string \"eth0\", expected a sequence"),
+        "{wrong_type}"
+    );
+    assert_eq!(
+        err("[capture]\nsnaplen = 20\n"),
+        "t.toml:2:11: snaplen 20 is too short to hold the RoCE headers: use at least 64 (default 128), or \"full\""
+    );
+    assert_eq!(
+        err("[[trigger]]\nname = \"x\"\n"),
+        "t.toml:2:8: trigger `x` has no pattern: add `pattern = \"...\"` (a regex)"
+    );
+}
+
+#[test]
+fn unless_and_perftest_thresholds_parse_and_errors_are_located() {
+    let c = Config::parse(
+        "t.toml",
+        "[perftest]\nbw_below = \"40Gb/s\"\nlat_above = \"10us\"\n[[trigger]]\nname = \"x\"\npattern = \"boom\"\nunless = [\"harmless boom\"]\n",
+    )
+    .expect("parses");
+    assert_eq!(c.triggers[0].unless, vec!["harmless boom".to_string()]);
+    let t = c.perftest.expect("thresholds");
+    assert_eq!((t.bw_below_gbps, t.lat_above_us), (Some(40.0), Some(10.0)));
+    let set = c.trigger_set().expect("valid");
+    let mut out = Vec::new();
+    assert!(set.match_line(b"a boom", &mut out));
+    assert!(!set.match_line(b"a harmless boom", &mut out));
+    assert_eq!(
+        err("[[trigger]]\nname = \"x\"\npattern = \"a\"\nunless = [\"b(\"]\n"),
+        "t.toml:4:11: trigger `x`: unless pattern 0 is not a valid regex: unclosed group (in `b(`): fix the regex (syntax: https://docs.rs/regex/#syntax)"
+    );
+    let e = err("[perftest]\nbw_below = \"40\"\n");
+    assert!(
+        e.starts_with("t.toml:2:12: `bw_below`: bandwidth threshold `40`: no unit"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_filter_is_located() {
+    let c = Config::parse("t.toml", "[capture]\nfilter = \"udp prot 4791\"\n").expect("parses");
+    let e = c.check().unwrap_err().to_string();
+    assert!(
+        e.starts_with("t.toml:2:10: bad capture filter `udp prot 4791`:"),
+        "{e}"
+    );
+}
+
+#[test]
+fn memory_beyond_what_is_available_is_noted_with_the_fix() {
+    assert_eq!(
+        mem_available("MemTotal:       24684544 kB\nMemAvailable:   18190336 kB\n"),
+        Some(18_190_336 * 1024)
+    );
+    assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
+    let c = Config::parse(
+        "m.toml",
+        "[capture]\ninterfaces = [\"a\", \"b\"]\nbuffer_size = \"64MiB\"\n[ring]\nmemory_limit = \"1GiB\"\n",
+    )
+    .expect("parses");
+    assert_eq!(
+        c.memory_note(2 << 30),
+        None,
+        "1 GiB + 2 × 64 MiB fits in 2 GiB"
+    );
+    assert_eq!(
+        c.memory_note(1 << 30).as_deref(),
+        Some("ring.memory_limit (1024 MiB) and the kernel capture buffers (2 × 64 MiB) need 1152 MiB, but this machine has 1024 MiB available: lower ring.memory_limit (or capture.buffer_size), or the kernel may kill tripcap and every packet it holds")
+    );
+}
+
+#[test]
+fn flags_win_and_add_triggers() {
+    let mut c = Config::parse(
+        "t.toml",
+        "[capture]\ninterfaces=[\"a\"]\n[[trigger]]\nname=\"x\"\npattern=\"y\"\n",
+    )
+    .expect("parses");
+    c.apply(&QuickFlags {
+        interfaces: vec!["b".into()],
+        patterns: vec!["z(".into()],
+        pre: Some(Duration::from_secs(3)),
+        ..Default::default()
+    });
+    assert_eq!(c.capture.interfaces, vec!["b"]);
+    assert!(c.triggers.iter().all(|t| t.pre == Duration::from_secs(3)));
+    // The built-in packs get them too, whether listed before or after the flags.
+    let mut packs = Config::parse("p.toml", "packs = [\"nccl\"]\n").expect("parses");
+    packs.apply(&QuickFlags {
+        pre: Some(Duration::from_secs(3)),
+        post: Some(Duration::from_secs(4)),
+        ..Default::default()
+    });
+    packs.packs.push("pytorch".into());
+    let set = packs.trigger_set().expect("set");
+    assert!(set.defs().len() > 2);
+    for d in set.defs() {
+        assert_eq!(
+            (d.pre, d.post),
+            (Duration::from_secs(3), Duration::from_secs(4)),
+            "{}",
+            d.name
+        );
+    }
+    let e = c.trigger_set().unwrap_err().to_string();
+    assert!(
+        e.starts_with("--pattern: trigger `pattern`: pattern 0 is not a valid regex"),
+        "{e}"
+    );
+}
+
+fn kind(text: &str) -> ErrorKind {
+    Config::parse("t.toml", text).unwrap_err().into_kind()
+}
+
+fn at(line: usize, col: usize) -> Location {
+    Location::File {
+        path: "t.toml".into(),
+        line,
+        col,
+    }
+}
+
+#[test]
+fn error_kinds_carry_the_location() {
+    assert!(matches!(
+        kind("[capture\n"),
+        ErrorKind::Syntax {
+            at: Location::File { line: 1, .. },
+            ..
+        }
+    ));
+    assert!(
+        matches!(kind("[ring]\nmax_age = 30\n"), ErrorKind::Value { at: a, .. } if a == at(2, 11))
+    );
+    match kind("[[trigger]]\nname = \"x\"\n") {
+        ErrorKind::Invalid { at: a, what, fix } => {
+            assert_eq!(a, Some(at(2, 8)));
+            assert_eq!(what, "trigger `x` has no pattern");
+            assert_eq!(fix, "add `pattern = \"...\"` (a regex)");
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = Config::parse("t.toml", "[[trigger]]\nname = \"x\"\npattern = \"(\"\n").unwrap_err();
+    assert_eq!(e.location(), Some(&at(3, 11)));
+    assert!(matches!(
+        e.kind(),
+        ErrorKind::Pattern {
+            source: tripcap_triggers::Error::BadPattern { .. },
+            ..
+        }
+    ));
+    let filter = Config::parse("t.toml", "[capture]\nfilter = \"udp prot 4791\"\n")
+        .expect("parses")
+        .check()
+        .unwrap_err();
+    assert!(matches!(filter.kind(), ErrorKind::Filter { at: a, .. } if *a == at(2, 10)));
+}
+
+#[test]
+fn unreadable_and_non_utf8_files_say_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.toml");
+    let e = Config::load(&missing).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Read { .. }));
+    assert!(
+        e.to_string()
+            .starts_with(&format!("cannot read config `{}`: ", missing.display())),
+        "{e}"
+    );
+    let latin1 = dir.path().join("latin1.toml");
+    std::fs::write(&latin1, b"# caf\xe9\n").expect("write");
+    let e = Config::load(&latin1).unwrap_err();
+    assert!(matches!(
+        e.kind(),
+        ErrorKind::NotUtf8 { valid_up_to: 5, .. }
+    ));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "config `{}` is not UTF-8 (first bad byte at offset 5): save it as UTF-8",
+            latin1.display()
+        )
+    );
+}
+
+#[test]
+fn a_packet_trigger_named_like_a_pattern_flag_trigger_is_refused_after_the_flags() {
+    let mut c = Config::parse(
+        "t.toml",
+        "[[packet_trigger]]\nname = \"pattern\"\nkind = \"qp_stall\"\n",
+    )
+    .expect("no clash before the flags");
+    assert_eq!(c.packet_triggers[0].name, "pattern");
+    c.apply(&QuickFlags {
+        patterns: vec!["boom".into()],
+        ..Default::default()
+    });
+    assert_eq!(
+        c.trigger_set().unwrap_err().to_string(),
+        "t.toml:2:8: packet trigger name `pattern` is taken by the `--pattern` trigger: give the packet trigger another name (captures are named after their trigger)"
+    );
+}
+
+#[test]
+fn packet_trigger_names_of_their_own_pass() {
+    let c = Config::parse(
+        "t.toml",
+        "packs = [\"nccl\"]\n[[trigger]]\nname = \"wd\"\npattern = \"x\"\n[[packet_trigger]]\nname = \"stall\"\nkind = \"qp_stall\"\n[[packet_trigger]]\nname = \"gbn\"\nkind = \"retransmit\"\n",
+    )
+    .expect("parses");
+    let names: Vec<&str> = c.packet_triggers.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["stall", "gbn"]);
+}
+
+#[test]
+fn reserved_names_are_those_the_agent_uses() {
+    let names: Vec<&str> = validate::RESERVED_NAMES.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        [
+            crate::daemon::MANUAL_TRIGGER,
+            crate::matcher::PERFTEST_THRESHOLD_TRIGGER
+        ]
+    );
+}
