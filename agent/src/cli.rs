@@ -1,5 +1,5 @@
 //! The command line: flags only. Each subcommand's work lives in its module
-//! (`daemon`, `demo`, `interfaces`, `analyze`); `main.rs` dispatches.
+//! (`agent`, `demo`, `interfaces`, `analyze`); `main.rs` dispatches.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! [`matcher`] (the `tripcap-triggers` crate, windows placed by the line's evidence)
 //! → [`recorder`], which opens and extends windows. [`triggers_cmd`] runs the same
 //! matching over existing logs without capturing.
-//! [`daemon`] wires them together and owns nothing else; [`config`] and [`cli`]
+//! [`agent`] wires them together and owns nothing else; [`config`] and [`cli`]
 //! say what to run, [`demo`] and [`traffic`] run it without an RDMA NIC.
 
 pub mod agent;

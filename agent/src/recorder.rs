@@ -17,7 +17,7 @@ use crate::capture::InterfaceInfo;
 use crate::ring::Ring;
 use crate::sidecar::TriggerRecord;
 use crate::tasks::Tasks;
-use crate::window::{self, CaptureOutcome, WindowPlan, WindowShared, WindowState};
+use crate::window::{self, CaptureOutcome, Merged, WindowPlan, WindowShared};
 
 /// Triggers recorded per window at most; further matches are only counted.
 pub const MAX_TRIGGERS_PER_WINDOW: usize = 64;
@@ -328,7 +328,7 @@ impl Recorder {
         self.lock()
             .open
             .iter()
-            .filter(|o| !o.shared.lock().closed)
+            .filter(|o| !o.shared.is_closed())
             .count()
     }
 
@@ -367,16 +367,14 @@ impl Recorder {
         };
 
         let mut st = self.lock();
-        st.open.retain(|o| !o.shared.lock().closed);
+        st.open.retain(|o| !o.shared.is_closed());
         let views: Vec<OpenWindow> = st
             .open
             .iter()
             .map(|o| {
-                let w = o.shared.lock();
-                OpenWindow {
-                    start: w.start,
-                    end: w.end,
-                }
+                // A window closing meanwhile overlaps nothing; merging into it fails below.
+                let (start, end) = o.shared.bounds().unwrap_or((i64::MAX, i64::MIN));
+                OpenWindow { start, end }
             })
             .collect();
         let decision = decide(
@@ -401,24 +399,24 @@ impl Recorder {
             } => {
                 let open = &st.open[window];
                 let incident = open.incident.clone();
-                let mut w = open.shared.lock();
-                if !w.closed {
-                    w.end = new_end;
-                    if keep && w.triggers.len() < MAX_TRIGGERS_PER_WINDOW {
-                        w.asked_start = w.asked_start.min(asked[0]);
-                        w.triggers.push(record);
-                        drop(w);
+                let recorded = keep.then(|| (record.clone(), asked[0]));
+                match open
+                    .shared
+                    .merge(new_end, recorded, MAX_TRIGGERS_PER_WINDOW)
+                {
+                    Merged::Recorded => {
                         st.last_fired[f.trigger.0] = Some(f.at_ns);
                         self.stats.merged.fetch_add(1, Ordering::Relaxed);
                         RecorderStats::count(&self.stats.fired_by_trigger, f.trigger);
-                    } else {
-                        w.suppressed += 1;
+                        return Ok(Fired::Merged(incident));
+                    }
+                    Merged::Counted => {
                         self.stats.suppressed.fetch_add(1, Ordering::Relaxed);
                         RecorderStats::count(&self.stats.suppressed_by_trigger, f.trigger);
+                        return Ok(Fired::Merged(incident));
                     }
-                    return Ok(Fired::Merged(incident));
+                    Merged::Closed => {}
                 }
-                drop(w);
                 // It closed between our look and now: open a fresh window.
                 self.open_window(&mut st, f.trigger, asked, record)
             }
@@ -434,15 +432,15 @@ impl Recorder {
         record: TriggerRecord,
     ) -> std::io::Result<Fired> {
         let incident = self.incident_name(st, &record);
-        let shared = Arc::new(WindowShared::new(WindowState {
-            start: asked[0],
-            end: asked[1],
-            closed: false,
-            triggers: vec![record.clone()],
-            // Matches of this trigger suppressed since its previous capture closed.
-            suppressed: std::mem::take(&mut st.pending_suppressed[trigger.0]),
-            asked_start: asked[0],
-        }));
+        // Matches of this trigger suppressed since its previous capture closed
+        // go into this one's metadata.
+        let suppressed = std::mem::take(&mut st.pending_suppressed[trigger.0]);
+        let shared = Arc::new(WindowShared::new(
+            asked[0],
+            asked[1],
+            record.clone(),
+            suppressed,
+        ));
         let plan = WindowPlan {
             incident: incident.clone(),
             dir: self.dir.clone(),

@@ -282,7 +282,7 @@ fn reserved_names_are_those_the_agent_uses() {
     assert_eq!(
         names,
         [
-            crate::daemon::MANUAL_TRIGGER,
+            crate::agent::MANUAL_TRIGGER,
             crate::matcher::PERFTEST_THRESHOLD_TRIGGER
         ]
     );

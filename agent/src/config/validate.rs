@@ -16,7 +16,7 @@ use crate::matcher::PERFTEST_THRESHOLD_TRIGGER;
 use crate::units::parse_snaplen;
 
 /// Names the agent gives its own triggers, with what they are for. `manual`
-/// is `daemon::MANUAL_TRIGGER` (a layer above config; a test keeps them in step).
+/// is `agent::MANUAL_TRIGGER` (a layer above config; a test keeps them in step).
 pub(super) const RESERVED_NAMES: &[(&str, &str)] = &[
     ("manual", "the agent's manual captures"),
     (

@@ -57,7 +57,7 @@ pub struct CaptureCounts {
 
 /// The delivery side of a running agent: the [`Uploader`] task (always running:
 /// without `[upload]` it only measures and bounds the spool) and the counters
-/// the API reads. The daemon starts it before capturing, calls
+/// the API reads. The agent starts it before capturing, calls
 /// [`DeliveryHook::on_capture`] for each capture outcome, and [`Delivery::finish`]
 /// at the end.
 pub struct Delivery {
@@ -129,7 +129,7 @@ impl Delivery {
     }
 }
 
-/// Given each capture outcome by the daemon: counts it and wakes the uploader.
+/// Given each capture outcome by the agent: counts it and wakes the uploader.
 #[derive(Debug, Clone)]
 pub struct DeliveryHook {
     notify: std::sync::Arc<tokio::sync::Notify>,

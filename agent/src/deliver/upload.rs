@@ -2,7 +2,7 @@
 //! as the far end can tell.
 //!
 //! Shape: one [`Uploader`] task, `run(self, shutdown)`, that scans the spool
-//! (on a poll interval, and at once when the daemon pokes its [`Notify`] after
+//! (on a poll interval, and at once when the agent pokes its [`Notify`] after
 //! writing a capture), enforces `max_spool`, and uploads the oldest pending unit,
 //! one unit at a time (one endpoint: parallel uploads would only compete for the
 //! same link). Bodies stream from disk with an explicit `Content-Length` from the
