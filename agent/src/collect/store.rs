@@ -3,10 +3,15 @@
 //! Every name is checked ([`safe_name`]) before it touches a path. A file is
 //! streamed to a private temporary (`.<file>.<n>.tmp`, 0600) while it is hashed,
 //! checked against the SHA-256 (and size) the sender announced, synced, and
-//! renamed into place; a body that fails the check is deleted. A file that is
-//! already stored with the same SHA-256 is not written again, which makes a
-//! retried upload idempotent: it never makes two copies. The same name with a
-//! different digest is a conflict, never an overwrite.
+//! hard-linked to its name, which fails if the name exists (create-exclusive:
+//! no check-then-rename window), then the temporary is removed; a body that
+//! fails the check is deleted. A file that is already stored with the same
+//! SHA-256 is not written again, which makes a retried upload idempotent: it
+//! never makes two copies. The same name with a different digest is a
+//! conflict, never an overwrite. Of concurrent uploads of one name, the first
+//! to finish is stored ([`Stored::Created`], 201); each other one gets
+//! [`Stored::Existing`] (200) if its content is the same, else
+//! [`StoreError::Conflict`] (409).
 
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
@@ -321,19 +326,48 @@ impl Store {
             }
             out.sync_all().await.map_err(io_err)?;
             drop(out);
-            tokio::fs::rename(&tmp, dir.join(file))
-                .await
-                .map_err(io_err)?;
-            if let Ok(d) = std::fs::File::open(&dir) {
-                let _ = d.sync_all();
-            }
-            Ok(Stored::Created)
+            self.publish(&tmp, incident, host, file, &received).await
         }
         .await;
-        if result.is_err() {
-            let _ = tokio::fs::remove_file(&tmp).await;
-        }
+        // Published or not, the temporary goes: once linked, the name holds it.
+        let _ = tokio::fs::remove_file(&tmp).await;
         result
+    }
+
+    /// Give the finished temporary `tmp` its name, unless the name is taken:
+    /// a hard link is created only if the name is free, atomically, so of two
+    /// uploads racing for one name exactly one is stored. The other gets
+    /// [`Stored::Existing`] when its content is the same, else a conflict.
+    async fn publish(
+        &self,
+        tmp: &Path,
+        incident: &str,
+        host: &str,
+        file: &str,
+        sha256: &str,
+    ) -> Result<Stored, StoreError> {
+        let dir = self.root.join(incident).join(host);
+        match tokio::fs::hard_link(tmp, dir.join(file)).await {
+            Ok(()) => {
+                if let Ok(d) = std::fs::File::open(&dir) {
+                    let _ = d.sync_all();
+                }
+                Ok(Stored::Created)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => self
+                .existing(incident, host, file, sha256)
+                .await?
+                .ok_or_else(|| StoreError::Io {
+                    file: file.to_string(),
+                    source: io::Error::other(
+                        "the name was taken and then freed during this upload; send it again",
+                    ),
+                }),
+            Err(source) => Err(StoreError::Io {
+                file: file.to_string(),
+                source,
+            }),
+        }
     }
 }
 
