@@ -250,7 +250,9 @@ fn concurrent_uploads_of_one_name_store_exactly_one() {
             let bodies: Vec<Vec<u8>> = (0..CONTENDERS)
                 .map(|k| {
                     (0..SIZE)
-                        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 ^ (k as u8 + 1))
+                        .map(|i| {
+                            ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 ^ (k as u8 + 1)
+                        })
                         .collect()
                 })
                 .collect();
@@ -326,19 +328,14 @@ fn upload_synthetic(url: &str, incident: &str, host: &str, at_ns: i64) {
     cfg.headers
         .insert("Authorization".into(), format!("Bearer ${{{TOKEN_ENV}}}"));
     rt().block_on(async {
-        let u = tripcap::deliver::Uploader::new(
-            d.to_path_buf(),
-            host.into(),
-            Default::default(),
-            Some(cfg),
-        )
-        .expect("uploader");
-        let stats = u.stats();
-        let notify = u.notifier();
+        let u = tripcap::deliver::Uploader::new(host.into(), cfg).expect("uploader");
+        let t = tripcap::deliver::DeliveryTask::new(d.to_path_buf(), Default::default(), Some(u));
+        let stats = t.stats();
+        let notify = t.notifier();
         let stop = tokio_util::sync::CancellationToken::new();
-        let task = tokio::spawn(u.run(stop.clone()));
+        let task = tokio::spawn(t.run(stop.clone()));
         assert!(
-            tripcap::deliver::upload::wait_drained(&stats, &notify, Duration::from_secs(20)).await,
+            tripcap::deliver::wait_drained(&stats, &notify, Duration::from_secs(20)).await,
             "uploaded"
         );
         stop.cancel();

@@ -641,7 +641,7 @@ impl Config {
             .map_err(|e| self.filter_origin.error(e.to_string()))?;
         let mut notes = Vec::new();
         if let Some(upload) = &self.upload {
-            match crate::deliver::upload::check(upload) {
+            match crate::deliver::check_upload(upload) {
                 Ok(()) => {}
                 // The agent's environment may differ from the one `check` runs in.
                 Err(e @ crate::deliver::UploadError::UnsetEnv(_)) => {

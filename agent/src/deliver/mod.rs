@@ -2,17 +2,23 @@
 //!
 //! The output directory is the queue ([`spool`]): a capture unit is its files
 //! plus a small state file, so the queue survives restarts and crashes with no
-//! in-memory-only state. [`upload`] runs one [`Uploader`] task that keeps the
-//! spool within `max_spool` and sends each unit to the configured endpoint with
-//! retries, idempotency keys and SHA-256 checksums. [`DeliverStats`] is what the
-//! agent's API reports about both.
+//! in-memory-only state. One [`DeliveryTask`] ([`uploader`]) keeps the spool
+//! within `max_spool` and, when `[upload]` is configured ([`upload_config`]),
+//! its [`Uploader`] sends each unit to the endpoint ([`http`]) with retries
+//! ([`retry`]), idempotency keys and SHA-256 checksums. [`DeliverStats`] is
+//! what the agent's API reports about both.
 
+pub mod http;
+pub mod retry;
 pub mod spool;
-pub mod upload;
+pub mod upload_config;
+pub mod uploader;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-pub use upload::{Method, SpoolConfig, UploadConfig, UploadError, Uploader};
+pub use http::check_upload;
+pub use upload_config::{Method, SpoolConfig, UploadConfig, UploadError};
+pub use uploader::{wait_drained, DeliveryTask, Uploader};
 
 /// Counters and gauges of the spool and the uploader (monotonic unless noted).
 #[derive(Debug, Default)]
@@ -54,8 +60,9 @@ pub struct CaptureCounts {
     pub failed: AtomicU64,
 }
 
-/// The delivery side of a running agent: the [`Uploader`] task (always running:
-/// without `[upload]` it only measures and bounds the spool) and the counters
+/// The delivery side of a running agent: the [`DeliveryTask`] (always running:
+/// without `[upload]` it has no [`Uploader`] and only measures and bounds the
+/// spool) and the counters
 /// the API reads. The daemon starts it before capturing, calls
 /// [`DeliveryHook::on_capture`] for each capture outcome, and [`Delivery::finish`]
 /// at the end.
@@ -76,12 +83,13 @@ impl Delivery {
         spool: SpoolConfig,
         upload: Option<UploadConfig>,
     ) -> Result<Delivery, UploadError> {
-        let uploading = upload.is_some();
-        let uploader = Uploader::new(dir, host, spool, upload)?;
+        let uploader = upload.map(|u| Uploader::new(host, u)).transpose()?;
+        let uploading = uploader.is_some();
+        let task = DeliveryTask::new(dir, spool, uploader);
         let stop = tokio_util::sync::CancellationToken::new();
-        let notify = uploader.notifier();
-        let stats = uploader.stats();
-        let task = tokio::spawn(uploader.run(stop.clone()));
+        let notify = task.notifier();
+        let stats = task.stats();
+        let task = tokio::spawn(task.run(stop.clone()));
         Ok(Delivery {
             task,
             stop,
@@ -115,7 +123,7 @@ impl Delivery {
     /// by the next run.
     pub async fn finish(self, wait: Option<std::time::Duration>) {
         if let (Some(limit), true) = (wait, self.uploading) {
-            if !upload::wait_drained(&self.stats, &self.notify, limit).await {
+            if !wait_drained(&self.stats, &self.notify, limit).await {
                 let pending = self
                     .stats
                     .pending
