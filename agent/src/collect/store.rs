@@ -253,25 +253,13 @@ impl Store {
             size,
             limit: self.max_file,
         };
-        if let Some(announced) = size.filter(|&s| s > self.max_file) {
+        if let Some((announced, e)) = size.and_then(|s| Some((s, self.refusal(file, s)?))) {
             // Refused before a byte is written; read a modest body so the
-            // client gets the answer rather than a reset.
+            // client gets the answer rather than a connection reset mid-send.
             if announced <= REFUSED_BODY_DRAIN {
                 drain(&mut chunks).await;
             }
-            return Err(too_large(announced));
-        }
-        if let Some(announced) = size {
-            if let Some(free) = free_bytes(&self.root) {
-                if announced > free {
-                    // Read (and drop) a modest body so the client sees the 507
-                    // rather than a connection reset mid-send.
-                    if announced <= REFUSED_BODY_DRAIN {
-                        drain(&mut chunks).await;
-                    }
-                    return Err(io_err(io::Error::from_raw_os_error(libc::ENOSPC)));
-                }
-            }
+            return Err(e);
         }
         let dir = self.root.join(incident).join(host);
         std::fs::DirBuilder::new()
@@ -332,6 +320,23 @@ impl Store {
         // Published or not, the temporary goes: once linked, the name holds it.
         let _ = tokio::fs::remove_file(&tmp).await;
         result
+    }
+
+    /// Why a body of `announced` bytes cannot be stored, known before reading
+    /// it: over the per-file limit (413), or more than the disk has free (507).
+    fn refusal(&self, file: &str, announced: u64) -> Option<StoreError> {
+        if announced > self.max_file {
+            return Some(StoreError::TooLarge {
+                file: file.to_string(),
+                size: announced,
+                limit: self.max_file,
+            });
+        }
+        let free = free_bytes(&self.root)?;
+        (announced > free).then(|| StoreError::Io {
+            file: file.to_string(),
+            source: io::Error::from_raw_os_error(libc::ENOSPC),
+        })
     }
 
     /// Give the finished temporary `tmp` its name, unless the name is taken:

@@ -469,23 +469,22 @@ mod tests {
         let mut c = UploadConfig::new("http://127.0.0.1:1/{file}");
         c.headers
             .insert("Authorization".into(), "${TRIPCAP_TEST_BAD_XYZ}".into());
-        let e = check_upload(&c).err().expect("refused").to_string();
+        let e = check_upload(&c).expect_err("refused").to_string();
         assert!(!e.contains("secret"), "{e}");
     }
 
     #[test]
     fn bad_urls_and_half_tls_configs_are_refused() {
         let e = check_upload(&UploadConfig::new("ftp://x/{file}"))
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string();
         assert!(e.contains("use http or https"), "{e}");
         let mut c = UploadConfig::new("https://x/{file}");
         c.client_cert = Some("/nonexistent/cert.pem".into());
-        let e = check_upload(&c).err().expect("refused").to_string();
+        let e = check_upload(&c).expect_err("refused").to_string();
         assert!(e.contains("set both or neither"), "{e}");
         c.client_key = Some("/nonexistent/key.pem".into());
-        let e = check_upload(&c).err().expect("refused").to_string();
+        let e = check_upload(&c).expect_err("refused").to_string();
         assert!(e.contains("cannot read it"), "{e}");
     }
 
