@@ -232,6 +232,60 @@ fn collector_refuses_bad_auth_and_bad_checksums_and_is_idempotent() {
     );
 }
 
+/// Concurrent uploads of one name with different contents: exactly one is
+/// stored (201), whole, and every other gets 409 Conflict; never an overwrite,
+/// never a mix, no temporary left behind. Many rounds, since it is a race.
+#[test]
+fn concurrent_uploads_of_one_name_store_exactly_one() {
+    const ROUNDS: usize = 25;
+    const CONTENDERS: usize = 3;
+    const SIZE: usize = 512 << 10;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let c = collector(dir.path());
+    let client = reqwest::Client::new();
+    rt().block_on(async {
+        for round in 0..ROUNDS {
+            let file = format!("race-{round}.pcapng");
+            let url = format!("{}/upload/h1/inc-race/{file}", c.url);
+            let bodies: Vec<Vec<u8>> = (0..CONTENDERS)
+                .map(|k| {
+                    (0..SIZE)
+                        .map(|i| {
+                            ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 ^ (k as u8 + 1)
+                        })
+                        .collect()
+                })
+                .collect();
+            let sends = bodies.iter().map(|b| {
+                client
+                    .put(&url)
+                    .bearer_auth(TOKEN)
+                    .header("x-content-sha256", sha(b))
+                    .body(b.clone())
+                    .send()
+            });
+            let statuses: Vec<u16> = futures_util::future::join_all(sends)
+                .await
+                .into_iter()
+                .map(|r| r.expect("send").status().as_u16())
+                .collect();
+            let winners: Vec<usize> = (0..CONTENDERS).filter(|&k| statuses[k] == 201).collect();
+            assert_eq!(winners.len(), 1, "round {round}: statuses {statuses:?}");
+            assert!(
+                statuses.iter().all(|&s| s == 201 || s == 409),
+                "round {round}: statuses {statuses:?}"
+            );
+            let stored = std::fs::read(c.dir.join("inc-race/h1").join(&file)).expect("stored");
+            assert!(
+                stored == bodies[winners[0]],
+                "round {round}: the stored file is not the content that got 201"
+            );
+        }
+    });
+    let names: Vec<String> = walk(&c.dir.join("inc-race/h1"));
+    assert_eq!(names.len(), ROUNDS, "one file per name, no .tmp: {names:?}");
+}
+
 const TRIGGER_LINE: &str =
     "node7:1234:1290 [3] NCCL WARN Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE) ran for 600034 milliseconds before timing out.";
 
@@ -274,19 +328,14 @@ fn upload_synthetic(url: &str, incident: &str, host: &str, at_ns: i64) {
     cfg.headers
         .insert("Authorization".into(), format!("Bearer ${{{TOKEN_ENV}}}"));
     rt().block_on(async {
-        let u = tripcap::deliver::Uploader::new(
-            d.to_path_buf(),
-            host.into(),
-            Default::default(),
-            Some(cfg),
-        )
-        .expect("uploader");
-        let stats = u.stats();
-        let notify = u.notifier();
+        let u = tripcap::deliver::Uploader::new(host.into(), cfg).expect("uploader");
+        let t = tripcap::deliver::DeliveryTask::new(d.to_path_buf(), Default::default(), Some(u));
+        let stats = t.stats();
+        let notify = t.notifier();
         let stop = tokio_util::sync::CancellationToken::new();
-        let task = tokio::spawn(u.run(stop.clone()));
+        let task = tokio::spawn(t.run(stop.clone()));
         assert!(
-            tripcap::deliver::upload::wait_drained(&stats, &notify, Duration::from_secs(20)).await,
+            tripcap::deliver::wait_drained(&stats, &notify, Duration::from_secs(20)).await,
             "uploaded"
         );
         stop.cancel();

@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use tripcap::collect::{self, Collector};
 use tripcap::deliver::spool;
-use tripcap::deliver::{DeliverStats, Method, SpoolConfig, UploadConfig, Uploader};
+use tripcap::deliver::{DeliverStats, DeliveryTask, Method, SpoolConfig, UploadConfig, Uploader};
 
 const HOST: &str = "node7";
 
@@ -192,10 +192,11 @@ struct Running {
 }
 
 fn start(dir: &Path, spool: SpoolConfig, upload: Option<UploadConfig>) -> Running {
-    let u = Uploader::new(dir.to_path_buf(), HOST.into(), spool, upload).expect("uploader");
-    let stats = u.stats();
+    let uploader = upload.map(|c| Uploader::new(HOST.into(), c).expect("uploader"));
+    let t = DeliveryTask::new(dir.to_path_buf(), spool, uploader);
+    let stats = t.stats();
     let stop = CancellationToken::new();
-    let task = tokio::spawn(u.run(stop.clone()));
+    let task = tokio::spawn(t.run(stop.clone()));
     Running { stats, stop, task }
 }
 

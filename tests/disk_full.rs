@@ -112,21 +112,34 @@ fn a_capture_whose_sidecar_did_not_fit_is_completed_at_the_next_start() {
         .expect("a capture on the roomy disk");
     let pages = pcapng_len.div_ceil(4096);
 
-    // A disk with room for exactly the capture file.
+    // A disk with room for the capture file and not its sidecar: the file's
+    // pages, plus the page or two tmpfs takes beyond them, found by trying.
     let small = dir.path().join("small");
     std::fs::create_dir(&small).expect("mkdir");
-    let size = format!("size={}k", pages * 4);
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", &size, "tmpfs"])
-        .arg(&small)
-        .status()
-        .expect("mount runs");
-    assert!(ok.success(), "mounting a tmpfs needs root");
-    let _m = Mount(small.clone());
-    let o = capture(&small);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("is kept without its sidecar"), "{stderr}");
+    let mut mounted = None;
+    for extra in 0..4 {
+        let size = format!("size={}k", (pages + extra) * 4);
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &size, "tmpfs"])
+            .arg(&small)
+            .status()
+            .expect("mount runs");
+        assert!(ok.success(), "mounting a tmpfs needs root");
+        let m = Mount(small.clone());
+        let o = capture(&small);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        if stderr.contains("is kept without its sidecar") {
+            assert_eq!(o.status.code(), Some(1), "{stderr}");
+            mounted = Some(m);
+            break;
+        }
+        assert!(
+            sidecars(&small).is_empty(),
+            "with {extra} pages to spare the sidecar fit before the capture was kept: {stderr}"
+        );
+        drop(m); // the capture itself did not fit: one page more
+    }
+    let _m = mounted.expect("a tmpfs size where the capture fits and its sidecar does not");
     let lone: Vec<String> = std::fs::read_dir(&small)
         .expect("ls")
         .flatten()

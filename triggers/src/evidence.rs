@@ -214,8 +214,9 @@ fn first_valid(
     })
 }
 
-/// Civil date and time of day, validated.
-struct Civil {
+/// The date and time of day a timestamp names, as read from a line (not yet
+/// validated).
+struct Stamp {
     y: i64,
     mo: u64,
     d: u64,
@@ -224,21 +225,33 @@ struct Civil {
     s: u64,
 }
 
-impl Civil {
-    /// Seconds since the epoch for this civil time in UTC, if it is a real time
+impl Stamp {
+    /// Seconds since the epoch for this date and time in UTC, if it is a real time
     /// (years 1970–2200; a leap second `:60` counts as `:59`).
     fn to_unix(&self) -> Option<i64> {
-        if !(1970..=2200).contains(&self.y) || self.h > 23 || self.mi > 59 || self.s > 60 {
+        if !(1970..=2200).contains(&self.y) {
             return None;
         }
-        if self.mo == 0 || self.mo > 12 || self.d == 0 || self.d > days_in_month(self.y, self.mo) {
-            return None;
-        }
-        let days = days_from_civil(self.y, self.mo, self.d);
-        let secs = self.h * 3600 + self.mi * 60 + self.s.min(59);
-        days.checked_mul(86_400)?
-            .checked_add(i64::try_from(secs).ok()?)
+        let small = |n: u64| i8::try_from(n).ok();
+        let s = if self.s == 60 { 59 } else { self.s };
+        let at = jiff::civil::DateTime::new(
+            i16::try_from(self.y).ok()?,
+            small(self.mo)?,
+            small(self.d)?,
+            small(self.h)?,
+            small(self.mi)?,
+            small(s)?,
+            0,
+        )
+        .ok()?;
+        Some(jiff::tz::Offset::UTC.to_timestamp(at).ok()?.as_second())
     }
+}
+
+/// The year (UTC) of `secs` since the epoch.
+fn year_of(secs: i64) -> Option<i64> {
+    let t = jiff::Timestamp::from_second(secs).ok()?;
+    Some(i64::from(jiff::tz::Offset::UTC.to_datetime(t).year()))
 }
 
 fn to_ns(secs: i64, offset_s: i64, frac_ns: i64) -> Option<i64> {
@@ -248,7 +261,7 @@ fn to_ns(secs: i64, offset_s: i64, frac_ns: i64) -> Option<i64> {
 }
 
 fn iso(c: &Captures<'_>, local: i64) -> Option<i64> {
-    let civil = Civil {
+    let stamp = Stamp {
         y: i64::try_from(named(c, "y")?).ok()?,
         mo: named(c, "mo")?,
         d: named(c, "d")?,
@@ -261,7 +274,7 @@ fn iso(c: &Captures<'_>, local: i64) -> Option<i64> {
         Some(b"Z") => 0,
         Some(tz) => zone_offset(tz)?,
     };
-    to_ns(civil.to_unix()?, offset, fraction_ns(c, "f"))
+    to_ns(stamp.to_unix()?, offset, fraction_ns(c, "f"))
 }
 
 /// `+08:00`, `-0500` → seconds east of UTC.
@@ -297,12 +310,12 @@ fn glog(c: &Captures<'_>, local: i64, reference_ns: i64) -> Option<i64> {
     };
     let (h, mi, s) = (named(c, "h")?, named(c, "mi")?, named(c, "s")?);
     let frac = fraction_ns(c, "f");
-    let at = |y: i64| to_ns(Civil { y, mo, d, h, mi, s }.to_unix()?, local, frac);
+    let at = |y: i64| to_ns(Stamp { y, mo, d, h, mi, s }.to_unix()?, local, frac);
     if let Some(y) = year {
         return at(y);
     }
     // No year: the latest year that is not after the reference (plus slack).
-    let ref_year = civil_year(reference_ns.div_euclid(1_000_000_000));
+    let ref_year = year_of(reference_ns.div_euclid(1_000_000_000))?;
     let limit = reference_ns.saturating_add(FUTURE_SLACK_S.saturating_mul(1_000_000_000));
     // Feb 29 may be up to 8 years back (2096 → 2104 has no leap year in between).
     (0..=8)
@@ -317,7 +330,7 @@ fn ctime(c: &Captures<'_>, local: i64) -> Option<i64> {
     ];
     let mon = c.name("mon")?.as_bytes();
     let mo = MONTHS.iter().position(|m| *m == mon)? as u64 + 1;
-    let civil = Civil {
+    let stamp = Stamp {
         y: i64::try_from(named(c, "y")?).ok()?,
         mo,
         d: named(c, "d")?,
@@ -325,50 +338,12 @@ fn ctime(c: &Captures<'_>, local: i64) -> Option<i64> {
         mi: named(c, "mi")?,
         s: named(c, "s")?,
     };
-    to_ns(civil.to_unix()?, local, 0)
+    to_ns(stamp.to_unix()?, local, 0)
 }
 
 fn epoch(c: &Captures<'_>) -> Option<i64> {
     let secs = i64::try_from(named(c, "s")?).ok()?;
     to_ns(secs, 0, fraction_ns(c, "f"))
-}
-
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in_month(y: i64, m: u64) -> u64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// `days_from_civil`); `m` is 1–12, `d` 1–31, already validated.
-fn days_from_civil(y: i64, m: u64, d: u64) -> i64 {
-    let (m, d) = (m as i64, d as i64);
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil year of `secs` since the epoch (Hinnant's `civil_from_days`).
-fn civil_year(secs: i64) -> i64 {
-    let z = secs.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    yoe + era * 400 + i64::from(m <= 2)
 }
 
 #[cfg(test)]
@@ -518,17 +493,33 @@ mod tests {
     }
 
     #[test]
-    fn civil_arithmetic_round_trips() {
-        for (y, m, d, expect) in [
+    fn date_times_convert_to_unix_seconds_and_back_to_years() {
+        let unix = |y, mo, d, h, mi, s| Stamp { y, mo, d, h, mi, s }.to_unix();
+        for (y, m, d, days) in [
             (1970, 1, 1, 0),
             (2000, 3, 1, 11_017),
             (2024, 2, 29, 19_782),
             (2200, 12, 31, 84_370),
         ] {
-            assert_eq!(days_from_civil(y, m, d), expect, "{y}-{m}-{d}");
-            assert_eq!(civil_year(expect * 86_400), y);
+            assert_eq!(unix(y, m, d, 0, 0, 0), Some(days * 86_400), "{y}-{m}-{d}");
+            assert_eq!(year_of(days * 86_400), Some(y));
         }
-        assert_eq!(civil_year(-1), 1969);
+        assert_eq!(year_of(-1), Some(1969));
+        assert_eq!(unix(2024, 2, 29, 23, 59, 59), Some(19_783 * 86_400 - 1));
+        // A leap second counts as :59; nothing beyond it is a time.
+        assert_eq!(
+            unix(2016, 12, 31, 23, 59, 60),
+            unix(2016, 12, 31, 23, 59, 59)
+        );
+        assert_eq!(unix(2016, 12, 31, 23, 59, 61), None);
+        assert_eq!(unix(2025, 2, 29, 0, 0, 0), None);
+        assert_eq!(unix(2025, 4, 31, 0, 0, 0), None);
+        assert_eq!(unix(2025, 0, 1, 0, 0, 0), None);
+        assert_eq!(unix(2025, 1, 1, 24, 0, 0), None);
+        assert_eq!(unix(2025, 1, 1, 0, 60, 0), None);
+        assert_eq!(unix(2025, 1, 1 << 40, 0, 0, 0), None);
+        assert_eq!(unix(1969, 12, 31, 0, 0, 0), None);
+        assert_eq!(unix(2201, 1, 1, 0, 0, 0), None);
     }
 
     #[test]

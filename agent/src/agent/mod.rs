@@ -36,7 +36,7 @@ use crate::capture::replay::{Replay, ReplayReport, Speed};
 use crate::capture::{CaptureError, InterfaceInfo};
 use crate::clock::now_ns;
 use crate::config::{Config, ConfigError};
-use crate::deliver::{Delivery, DeliveryHook};
+use crate::deliver::Delivery;
 use crate::follow::{FollowOptions, Follower, LogLine};
 use crate::matcher::Matcher;
 use crate::recorder::{Firing, Recorder, RecorderParts, TriggerId, TriggerSpec, TriggerTable};
@@ -143,10 +143,9 @@ pub struct Agent {
     linger: Option<CancellationToken>,
     lines_done: CancellationToken,
     recorder: Arc<Recorder>,
-    delivery: Delivery,
     counts: Arc<Counts>,
     replay_done: Option<oneshot::Receiver<ReplayReport>>,
-    upload_wait: Option<Duration>,
+    replay_ended: CancellationToken,
 }
 
 #[derive(Default)]
@@ -181,6 +180,9 @@ impl Agent {
                     r = done => replay = r.ok(),
                     () = self.shutdown.cancelled() => {}
                 }
+                if replay.is_some() && !self.shutdown.is_cancelled() {
+                    self.replay_ended.cancel();
+                }
             }
             None => self.shutdown.cancelled().await,
         }
@@ -190,13 +192,10 @@ impl Agent {
             }
         }
         self.tasks.stop_token().cancel();
-        drop(self.recorder); // the outcome task ends when every holder is gone
+        // The outcome task ends when every holder of the recorder is gone and
+        // the last window is written; it then lets delivery finish.
+        drop(self.recorder);
         self.tasks.wait().await;
-        let wait = replay.is_some().then(|| {
-            self.upload_wait
-                .unwrap_or(crate::deliver::DEFAULT_UPLOAD_WAIT)
-        });
-        self.delivery.finish(wait).await;
         RunSummary {
             written: self.counts.written.load(Ordering::Relaxed),
             failed: self.counts.failed.load(Ordering::Relaxed),
@@ -323,10 +322,10 @@ impl Started {
         if let Some(ring) = &self.ring {
             ring.advance_all(WATERMARK_END); // interfaces whose thread never started
         }
-        self.tasks.shutdown().await;
         if let Some(d) = self.delivery {
-            d.finish(None).await;
+            d.finish(None).await; // it stops on its own token
         }
+        self.tasks.shutdown().await;
     }
 }
 
@@ -358,10 +357,10 @@ async fn start_parts(
         host.clone(),
         config.spool.clone(),
         config.upload.clone(),
+        &tasks,
     )
     .map_err(|e| AgentError::Deliver(e.to_string()))?;
-    let (delivery_hook, deliver_stats, capture_counts) =
-        (delivery.hook(), delivery.stats(), delivery.captures());
+    let (deliver_stats, capture_counts) = (delivery.stats(), delivery.captures());
     started.delivery = Some(delivery);
 
     // Capture sources: every interface opens, or none is used.
@@ -440,13 +439,26 @@ async fn start_parts(
         tasks: tasks.clone(),
     }));
     let counts = Arc::new(Counts::default());
-    tasks.spawn(deliver_outcomes(
-        done_rx,
-        delivery_hook,
-        outcomes,
-        Arc::clone(&counts),
-    ));
-
+    // Replays wait for their uploads before the run ends, unless interrupted.
+    let replay_ended = CancellationToken::new();
+    let upload_wait = replaying.then(|| {
+        opts.upload_wait
+            .unwrap_or(crate::deliver::DEFAULT_UPLOAD_WAIT)
+    });
+    // From here on delivery belongs to the task that hands it each capture.
+    if let Some(delivery) = started.delivery.take() {
+        let finish = DeliveryFinish {
+            delivery,
+            upload_wait,
+            replay_ended: replay_ended.clone(),
+        };
+        tasks.spawn(deliver_outcomes(
+            done_rx,
+            finish,
+            outcomes,
+            Arc::clone(&counts),
+        ));
+    }
     // Packet triggers see every block sealed from now on: before the sources.
     if !packet_defs.is_empty() {
         crate::packet_triggers::spawn(
@@ -527,10 +539,9 @@ async fn start_parts(
         linger: opts.linger,
         lines_done,
         recorder,
-        delivery: started.delivery.take().ok_or(AgentError::NoSource)?,
         counts,
         replay_done,
-        upload_wait: opts.upload_wait,
+        replay_ended,
     })
 }
 
@@ -614,13 +625,25 @@ fn start_lines(
     done
 }
 
-/// Log each capture, hand it to delivery and the caller, count it.
+/// Delivery, and how to finish it once the last capture is handed over.
+struct DeliveryFinish {
+    delivery: Delivery,
+    /// Wait this long for uploads (replays), else stop at once.
+    upload_wait: Option<Duration>,
+    /// Cancelled when the replay ran to its end: only then wait for uploads
+    /// (not when interrupted, nor when the agent failed to start).
+    replay_ended: CancellationToken,
+}
+
+/// Log each capture, hand it to delivery and the caller, count it; when the
+/// last window is written, let delivery finish.
 async fn deliver_outcomes(
     mut done: UnboundedReceiver<CaptureOutcome>,
-    delivery: DeliveryHook,
+    finish: DeliveryFinish,
     outcomes: Option<UnboundedSender<CaptureOutcome>>,
     counts: Arc<Counts>,
 ) {
+    let delivery = finish.delivery.hook();
     while let Some(outcome) = done.recv().await {
         match &outcome {
             CaptureOutcome::Written { pcapng, report, .. } => {
@@ -641,4 +664,8 @@ async fn deliver_outcomes(
             let _ = tx.send(outcome);
         }
     }
+    let wait = finish
+        .upload_wait
+        .filter(|_| finish.replay_ended.is_cancelled());
+    finish.delivery.finish(wait).await;
 }

@@ -13,7 +13,10 @@
 //! wrong → 403, compared in constant time. Integrity failures are refused with
 //! 422 (digest) or 400 (size, malformed request), and a file over
 //! `--max-file-size` with 413, announced or not (the agent parks it: sending it
-//! again cannot succeed); the page is read-only and
+//! again cannot succeed). A name is written once: the same content again gets
+//! 200, other content 409 Conflict, and of concurrent uploads of one name
+//! exactly one is stored (201), the others answered as repeats or conflicts
+//! ([`store`]). The page is read-only and
 //! open to anyone who can reach the listener, so bind it where only the people
 //! who may read captures can.
 

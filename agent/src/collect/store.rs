@@ -3,10 +3,15 @@
 //! Every name is checked ([`safe_name`]) before it touches a path. A file is
 //! streamed to a private temporary (`.<file>.<n>.tmp`, 0600) while it is hashed,
 //! checked against the SHA-256 (and size) the sender announced, synced, and
-//! renamed into place; a body that fails the check is deleted. A file that is
-//! already stored with the same SHA-256 is not written again, which makes a
-//! retried upload idempotent: it never makes two copies. The same name with a
-//! different digest is a conflict, never an overwrite.
+//! hard-linked to its name, which fails if the name exists (create-exclusive:
+//! no check-then-rename window), then the temporary is removed; a body that
+//! fails the check is deleted. A file that is already stored with the same
+//! SHA-256 is not written again, which makes a retried upload idempotent: it
+//! never makes two copies. The same name with a different digest is a
+//! conflict, never an overwrite. Of concurrent uploads of one name, the first
+//! to finish is stored ([`Stored::Created`], 201); each other one gets
+//! [`Stored::Existing`] (200) if its content is the same, else
+//! [`StoreError::Conflict`] (409).
 
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
@@ -248,25 +253,13 @@ impl Store {
             size,
             limit: self.max_file,
         };
-        if let Some(announced) = size.filter(|&s| s > self.max_file) {
+        if let Some((announced, e)) = size.and_then(|s| Some((s, self.refusal(file, s)?))) {
             // Refused before a byte is written; read a modest body so the
-            // client gets the answer rather than a reset.
+            // client gets the answer rather than a connection reset mid-send.
             if announced <= REFUSED_BODY_DRAIN {
                 drain(&mut chunks).await;
             }
-            return Err(too_large(announced));
-        }
-        if let Some(announced) = size {
-            if let Some(free) = free_bytes(&self.root) {
-                if announced > free {
-                    // Read (and drop) a modest body so the client sees the 507
-                    // rather than a connection reset mid-send.
-                    if announced <= REFUSED_BODY_DRAIN {
-                        drain(&mut chunks).await;
-                    }
-                    return Err(io_err(io::Error::from_raw_os_error(libc::ENOSPC)));
-                }
-            }
+            return Err(e);
         }
         let dir = self.root.join(incident).join(host);
         std::fs::DirBuilder::new()
@@ -321,19 +314,65 @@ impl Store {
             }
             out.sync_all().await.map_err(io_err)?;
             drop(out);
-            tokio::fs::rename(&tmp, dir.join(file))
-                .await
-                .map_err(io_err)?;
-            if let Ok(d) = std::fs::File::open(&dir) {
-                let _ = d.sync_all();
-            }
-            Ok(Stored::Created)
+            self.publish(&tmp, incident, host, file, &received).await
         }
         .await;
-        if result.is_err() {
-            let _ = tokio::fs::remove_file(&tmp).await;
-        }
+        // Published or not, the temporary goes: once linked, the name holds it.
+        let _ = tokio::fs::remove_file(&tmp).await;
         result
+    }
+
+    /// Why a body of `announced` bytes cannot be stored, known before reading
+    /// it: over the per-file limit (413), or more than the disk has free (507).
+    fn refusal(&self, file: &str, announced: u64) -> Option<StoreError> {
+        if announced > self.max_file {
+            return Some(StoreError::TooLarge {
+                file: file.to_string(),
+                size: announced,
+                limit: self.max_file,
+            });
+        }
+        let free = free_bytes(&self.root)?;
+        (announced > free).then(|| StoreError::Io {
+            file: file.to_string(),
+            source: io::Error::from_raw_os_error(libc::ENOSPC),
+        })
+    }
+
+    /// Give the finished temporary `tmp` its name, unless the name is taken:
+    /// a hard link is created only if the name is free, atomically, so of two
+    /// uploads racing for one name exactly one is stored. The other gets
+    /// [`Stored::Existing`] when its content is the same, else a conflict.
+    async fn publish(
+        &self,
+        tmp: &Path,
+        incident: &str,
+        host: &str,
+        file: &str,
+        sha256: &str,
+    ) -> Result<Stored, StoreError> {
+        let dir = self.root.join(incident).join(host);
+        match tokio::fs::hard_link(tmp, dir.join(file)).await {
+            Ok(()) => {
+                if let Ok(d) = std::fs::File::open(&dir) {
+                    let _ = d.sync_all();
+                }
+                Ok(Stored::Created)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => self
+                .existing(incident, host, file, sha256)
+                .await?
+                .ok_or_else(|| StoreError::Io {
+                    file: file.to_string(),
+                    source: io::Error::other(
+                        "the name was taken and then freed during this upload; send it again",
+                    ),
+                }),
+            Err(source) => Err(StoreError::Io {
+                file: file.to_string(),
+                source,
+            }),
+        }
     }
 }
 

@@ -49,7 +49,7 @@ impl Config {
         let Some(upload) = &self.upload else {
             return Ok(None);
         };
-        match crate::deliver::upload::check(upload) {
+        match crate::deliver::check_upload(upload) {
             Ok(()) => Ok(None),
             Err(e @ crate::deliver::UploadError::UnsetEnv(_)) => {
                 Ok(Some(format!("{e} (needed when the agent runs)")))

@@ -2,18 +2,24 @@
 //!
 //! The output directory is the queue ([`spool`]): a capture unit is its files
 //! plus a small state file, so the queue survives restarts and crashes with no
-//! in-memory-only state. [`upload`] runs one [`Uploader`] task that keeps the
-//! spool within `max_spool` and sends each unit to the configured endpoint with
-//! retries, idempotency keys and SHA-256 checksums. [`DeliverStats`] is what the
-//! agent's API reports about both.
+//! in-memory-only state. One [`DeliveryTask`] ([`uploader`]) keeps the spool
+//! within `max_spool` and, when `[upload]` is configured ([`upload_config`]),
+//! its [`Uploader`] sends each unit to the endpoint ([`http`]) with retries
+//! ([`retry`]), idempotency keys and SHA-256 checksums. [`DeliverStats`] is
+//! what the agent's API reports about both.
 
+pub mod http;
 pub mod recover;
+pub mod retry;
 pub mod spool;
-pub mod upload;
+pub mod upload_config;
+pub mod uploader;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-pub use upload::{Method, SpoolConfig, UploadConfig, UploadError, Uploader};
+pub use http::check_upload;
+pub use upload_config::{Method, SpoolConfig, UploadConfig, UploadError};
+pub use uploader::{wait_drained, DeliveryTask, Uploader};
 
 /// Counters and gauges of the spool and the uploader (monotonic unless noted).
 #[derive(Debug, Default)]
@@ -55,9 +61,9 @@ pub struct CaptureCounts {
     pub failed: AtomicU64,
 }
 
-/// The delivery side of a running agent: the [`Uploader`] task (always running:
-/// without `[upload]` it only measures and bounds the spool) and the counters
-/// the API reads. The agent starts it before capturing, calls
+/// The delivery side of a running agent: the [`DeliveryTask`] (always running:
+/// without `[upload]` it has no [`Uploader`] and only measures and bounds the
+/// spool) and the counters the API reads. The agent starts it before capturing, calls
 /// [`DeliveryHook::on_capture`] for each capture outcome, and [`Delivery::finish`]
 /// at the end.
 pub struct Delivery {
@@ -70,19 +76,24 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    /// Check the config and start the uploader on the spool `dir`.
+    /// Check the config and start the uploader on the spool `dir`, tracked by
+    /// `tasks`. Delivery is the one part that outlives the agent's stop: it
+    /// drains its queue after the last capture is written ([`Delivery::finish`]),
+    /// so it stops on its own token.
     pub fn start(
         dir: std::path::PathBuf,
         host: String,
         spool: SpoolConfig,
         upload: Option<UploadConfig>,
+        tasks: &crate::tasks::Tasks,
     ) -> Result<Delivery, UploadError> {
-        let uploading = upload.is_some();
-        let uploader = Uploader::new(dir, host, spool, upload)?;
+        let uploader = upload.map(|u| Uploader::new(host, u)).transpose()?;
+        let uploading = uploader.is_some();
+        let task = DeliveryTask::new(dir, spool, uploader);
         let stop = tokio_util::sync::CancellationToken::new();
-        let notify = uploader.notifier();
-        let stats = uploader.stats();
-        let task = tokio::spawn(uploader.run(stop.clone()));
+        let notify = task.notifier();
+        let stats = task.stats();
+        let task = tasks.spawn(task.run(stop.clone()));
         Ok(Delivery {
             task,
             stop,
@@ -116,7 +127,7 @@ impl Delivery {
     /// by the next run.
     pub async fn finish(self, wait: Option<std::time::Duration>) {
         if let (Some(limit), true) = (wait, self.uploading) {
-            if !upload::wait_drained(&self.stats, &self.notify, limit).await {
+            if !wait_drained(&self.stats, &self.notify, limit).await {
                 let pending = self
                     .stats
                     .pending
