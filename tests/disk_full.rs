@@ -17,29 +17,39 @@ impl Drop for Mount {
     }
 }
 
-#[test]
-fn a_full_disk_fails_the_capture_clearly_and_cleans_up() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
-    let t0 = 1_796_000_000_000_000_000i64;
+/// Mount a tmpfs of `size` (e.g. "256k") on `dir`; unmounted when dropped.
+fn tmpfs(dir: &std::path::Path, size: &str) -> Mount {
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(dir)
+        .status()
+        .expect("mount runs");
+    assert!(ok.success(), "mounting a tmpfs needs root");
+    Mount(dir.to_path_buf())
+}
+
+/// A capture of `packets` generated packets, one per millisecond from `t0`.
+fn generated(dir: &std::path::Path, t0: i64, packets: usize) -> std::path::PathBuf {
+    let pcap = dir.join("in.pcap");
     write_generated(
         &pcap,
         t0,
         1_000_000,
-        20_000,
+        packets,
         Ipv4Addr::new(10, 0, 0, 1),
         Ipv4Addr::new(10, 0, 0, 2),
         0x11,
     );
+    pcap
+}
+
+#[test]
+fn a_full_disk_fails_the_capture_clearly_and_cleans_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = generated(dir.path(), 1_796_000_000_000_000_000, 20_000);
     let small = dir.path().join("small");
     std::fs::create_dir(&small).expect("mkdir");
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
-        .arg(&small)
-        .status()
-        .expect("mount runs");
-    assert!(ok.success(), "mounting a tmpfs needs root");
-    let _m = Mount(small.clone());
+    let _m = tmpfs(&small, "256k");
 
     let o = run(tripcap()
         .arg("run")
@@ -69,17 +79,7 @@ fn a_full_disk_fails_the_capture_clearly_and_cleans_up() {
 #[test]
 fn a_capture_whose_sidecar_did_not_fit_is_completed_at_the_next_start() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
-    let t0 = 1_796_000_000_000_000_000i64;
-    write_generated(
-        &pcap,
-        t0,
-        1_000_000,
-        3_000,
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        0x11,
-    );
+    let pcap = generated(dir.path(), 1_796_000_000_000_000_000, 3_000);
     let cfg = dir.path().join("t.toml");
     std::fs::write(&cfg, "[output]\nreports = false\n").expect("config");
     let capture = |out: &std::path::Path| {
@@ -118,14 +118,7 @@ fn a_capture_whose_sidecar_did_not_fit_is_completed_at_the_next_start() {
     std::fs::create_dir(&small).expect("mkdir");
     let mut mounted = None;
     for extra in 0..4 {
-        let size = format!("size={}k", (pages + extra) * 4);
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &size, "tmpfs"])
-            .arg(&small)
-            .status()
-            .expect("mount runs");
-        assert!(ok.success(), "mounting a tmpfs needs root");
-        let m = Mount(small.clone());
+        let m = tmpfs(&small, &format!("{}k", (pages + extra) * 4));
         let o = capture(&small);
         let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
         if stderr.contains("is kept without its sidecar") {

@@ -11,20 +11,18 @@ use tripcap::sidecar::Sidecar;
 const S: i64 = 1_000_000_000;
 const T0: i64 = 1_796_000_000 * S;
 
+/// `packets` generated packets, one every 10 ms from `T0`.
+fn generated(dir: &std::path::Path, packets: usize) -> std::path::PathBuf {
+    let pcap = dir.join("in.pcap");
+    let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+    common::write_generated(&pcap, T0, S / 100, packets, a, b, 0x11);
+    pcap
+}
+
 #[test]
 fn cooldown_suppresses_and_merges_without_extending() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
-    // One packet every 10 ms for 60 s.
-    common::write_generated(
-        &pcap,
-        T0,
-        S / 100,
-        6000,
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        0x11,
-    );
+    let pcap = generated(dir.path(), 6000);
     let cfg = dir.path().join("t.toml");
     std::fs::write(
         &cfg,
@@ -94,16 +92,7 @@ fn cooldown_suppresses_and_merges_without_extending() {
 #[test]
 fn trigger_at_an_unknown_name_is_refused_before_capturing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pcap = dir.path().join("in.pcap");
-    common::write_generated(
-        &pcap,
-        T0,
-        S / 100,
-        10,
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        0x11,
-    );
+    let pcap = generated(dir.path(), 10);
     let run = common::tripcap()
         .args(["run", "--from-pcap"])
         .arg(&pcap)

@@ -47,3 +47,27 @@ pub fn prepare_output(dir: &Path) -> Result<(), AgentError> {
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
+
+/// Complete what a crash or a full disk left in the output directory (before
+/// any window opens, so nothing in it is being written), and say what was done.
+pub fn recover_spool(dir: &Path) {
+    match crate::deliver::recover::recover(dir, &host_name()) {
+        Ok(r) => {
+            if !r.swept.is_empty() {
+                tracing::info!(
+                    files = r.swept.len(),
+                    "removed temporary files left by an earlier run"
+                );
+            }
+            for incident in &r.completed {
+                tracing::warn!(%incident, "a capture was left without its sidecar (the agent stopped or the disk filled): completed it with what the file holds; it is delivered like any other");
+            }
+            for (file, why) in &r.unreadable {
+                tracing::warn!(%file, %why, "a capture left without its sidecar could not be completed: it stays in the output directory; look at it with `tripcap analyze`");
+            }
+        }
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot look for captures left by an earlier run")
+        }
+    }
+}
