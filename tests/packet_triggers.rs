@@ -65,6 +65,34 @@ fn replay_with(file: &Path, defs: Vec<PacketTriggerDef>) -> Vec<Sidecar> {
     replay_files(&[file.to_owned()], defs)
 }
 
+/// `count` frames of `flows` between 10.0.0.1 and 10.0.0.2, one every `step_ns`
+/// from `t0` (replies go the other way).
+fn flow_frames(
+    flows: Vec<Flow>,
+    payload_len: usize,
+    t0: i64,
+    step_ns: i64,
+    count: i64,
+) -> Vec<(i64, Vec<u8>)> {
+    let mut g = Generator::new(flows, payload_len);
+    let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+    let mut payload = Vec::new();
+    (0..count)
+        .map(|i| {
+            let p = g.next_packet(&mut payload).expect("packet");
+            let (s, d) = if p.reply { (b, a) } else { (a, b) };
+            let mut f = Vec::new();
+            traffic::frame(s, d, 50_000, &payload, &mut f);
+            (t0 + i * step_ns, f)
+        })
+        .collect()
+}
+
+fn write_frames(path: &Path, frames: Vec<(i64, Vec<u8>)>) {
+    let mut file = std::fs::File::create(path).expect("create");
+    traffic::write_pcap(&mut file, 128, frames).expect("write");
+}
+
 fn def(name: &str, kind: PacketTriggerKind) -> PacketTriggerDef {
     let mut d = PacketTriggerDef::new(name, kind);
     d.pre = Some(Duration::from_millis(100));
@@ -119,27 +147,13 @@ fn stall_and_retransmit_storm_fire_on_the_synthetic_capture() {
 fn clean_generated_traffic_fires_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("clean.pcap");
-    let mut g = Generator::new(
-        vec![
-            Flow::new(0x11, 0x21, 0xff_ff00, 4),
-            Flow::new(0x12, 0x22, 5, 1),
-        ],
-        256,
-    );
-    let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
-    let mut payload = Vec::new();
-    let mut frames = Vec::new();
     let t0 = 1_800_000_000_000_000_000i64;
-    for i in 0..20_000i64 {
-        let p = g.next_packet(&mut payload).expect("packet");
-        let (s, d) = if p.reply { (b, a) } else { (a, b) };
-        let mut f = Vec::new();
-        traffic::frame(s, d, 50_000, &payload, &mut f);
-        frames.push((t0 + i * 10_000, f)); // one packet per 10 µs: 200 ms
-    }
-    let mut file = std::fs::File::create(&path).expect("create");
-    traffic::write_pcap(&mut file, 128, frames).expect("write");
-    drop(file);
+    let flows = vec![
+        Flow::new(0x11, 0x21, 0xff_ff00, 4),
+        Flow::new(0x12, 0x22, 5, 1),
+    ];
+    // One packet per 10 µs: 200 ms.
+    write_frames(&path, flow_frames(flows, 256, t0, 10_000, 20_000));
     let mut stall = def("stall", PacketTriggerKind::QpStall);
     stall.silent = Some(Duration::from_millis(5));
     let rate = |name, kind| {
@@ -163,18 +177,9 @@ fn a_stall_still_going_fires_from_the_watermark() {
     // Requests then silence: the stall has no packet that ends it.
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("hang.pcap");
-    let mut g = Generator::new(vec![Flow::new(0x11, 0x21, 0, 4)], 256);
-    let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
-    let mut payload = Vec::new();
-    let mut frames = Vec::new();
     let t0 = 1_800_000_000_000_000_000i64;
-    for i in 0..102i64 {
-        let p = g.next_packet(&mut payload).expect("packet");
-        let (s, d) = if p.reply { (b, a) } else { (a, b) };
-        let mut f = Vec::new();
-        traffic::frame(s, d, 50_000, &payload, &mut f);
-        frames.push((t0 + i * 10_000, f));
-    }
+    let mut frames = flow_frames(vec![Flow::new(0x11, 0x21, 0, 4)], 256, t0, 10_000, 102);
+    let mut payload = Vec::new();
     // An unrelated flow keeps the clock moving for 2 s while QP 0x11 is mid-message.
     let mut other = Generator::new(vec![Flow::new(0x99, 0x98, 0, 1)], 64);
     for i in 0..200i64 {
@@ -189,9 +194,7 @@ fn a_stall_still_going_fires_from_the_watermark() {
         );
         frames.push((t0 + 2_000_000 + i * 10_000_000, f));
     }
-    let mut file = std::fs::File::create(&path).expect("create");
-    traffic::write_pcap(&mut file, 128, frames).expect("write");
-    drop(file);
+    write_frames(&path, frames);
     let mut stall = def("stall", PacketTriggerKind::QpStall);
     stall.silent = Some(Duration::from_millis(500));
     let sidecars = replay_with(&path, vec![stall]);
@@ -213,19 +216,10 @@ fn a_late_sealing_interface_does_not_stall_falsely() {
     let dir = tempfile::tempdir().expect("tempdir");
     let t0 = 1_800_000_000_000_000_000i64;
     let write = |path: &Path, qp: u32, count: i64, step: i64| {
-        let mut g = Generator::new(vec![Flow::new(qp, qp + 0x10, 0, 4)], 64);
-        let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
-        let mut payload = Vec::new();
-        let mut frames = Vec::new();
-        for i in 0..count {
-            let p = g.next_packet(&mut payload).expect("packet");
-            let (s, d) = if p.reply { (b, a) } else { (a, b) };
-            let mut f = Vec::new();
-            traffic::frame(s, d, 50_000, &payload, &mut f);
-            frames.push((t0 + i * step, f));
-        }
-        let mut file = std::fs::File::create(path).expect("create");
-        traffic::write_pcap(&mut file, 128, frames).expect("write");
+        write_frames(
+            path,
+            flow_frames(vec![Flow::new(qp, qp + 0x10, 0, 4)], 64, t0, step, count),
+        );
     };
     let (busy, quiet) = (dir.path().join("busy.pcap"), dir.path().join("quiet.pcap"));
     write(&busy, 0x11, 40_000, 50_000); // 2 s, one packet every 50 µs
