@@ -17,13 +17,6 @@ fn threads() -> usize {
         .unwrap_or(0)
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 fn config(dir: &std::path::Path, port: u16) -> Config {
     let log = dir.join("job.log");
     std::fs::write(&log, b"").expect("log");
@@ -38,7 +31,7 @@ fn config(dir: &std::path::Path, port: u16) -> Config {
 #[test]
 fn a_second_interface_that_does_not_open_stops_what_started() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
+    let port = common::free_port();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -71,7 +64,7 @@ fn a_second_interface_that_does_not_open_stops_what_started() {
 #[test]
 fn tripcap_run_exits_with_the_error() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
+    let port = common::free_port();
     let cfg = dir.path().join("t.toml");
     std::fs::write(
         &cfg,

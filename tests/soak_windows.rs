@@ -34,24 +34,17 @@ fn footprint(pid: u32) -> (usize, u64) {
 
 /// `tasks_running` from the agent's `/status`.
 fn tasks_running(port: u16) -> u64 {
-    use std::io::Read;
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to the API");
-    s.write_all(b"GET /status HTTP/1.0\r\nHost: x\r\n\r\n")
-        .expect("request");
-    let mut body = String::new();
-    s.read_to_string(&mut body).expect("response");
-    let json = body.split("\r\n\r\n").nth(1).unwrap_or("");
-    let v: serde_json::Value = serde_json::from_str(json).expect("status JSON");
+    let (status, body) =
+        http(port, "GET", "/status", "", Duration::from_secs(5)).expect("the API answers");
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).expect("status JSON");
     v["tasks_running"].as_u64().expect("tasks_running")
 }
 
 #[test]
 fn two_thousand_windows_leave_threads_and_memory_bounded() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
+    let port = free_port();
     let log = dir.path().join("job.log");
     std::fs::write(&log, b"").expect("log");
     let out = dir.path().join("out");

@@ -365,3 +365,39 @@ pub fn start_realtime_replay(
         sent,
     }
 }
+
+/// One plain HTTP/1.0 request to 127.0.0.1:`port`; (status, body), or `None`
+/// when no full answer came within `limit`.
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+    limit: Duration,
+) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(limit)).ok()?;
+    s.set_write_timeout(Some(limit)).ok()?;
+    let req = format!(
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).ok()?;
+    let status = answer.split_whitespace().nth(1)?.parse().ok()?;
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Some((status, body))
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
