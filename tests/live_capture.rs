@@ -12,7 +12,7 @@ mod common;
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use tripcap::traffic::{Flow, Generator, ROCE_PORT};
@@ -73,24 +73,17 @@ fn live_capture_holds_exactly_the_window() {
         128,
     );
     let mut buf = Vec::new();
-    let start = Instant::now();
-    let mut wrote_line = false;
-    for i in 0..4000u32 {
-        let at = Duration::from_millis(u64::from(i));
-        if let Some(wait) = at.checked_sub(start.elapsed()) {
-            std::thread::sleep(wait);
-        }
-        if !wrote_line && at >= Duration::from_secs(2) {
+    paced(4000, Duration::from_millis(1), |i| {
+        if i == 2000 {
             let mut f = std::fs::OpenOptions::new()
                 .append(true)
                 .open(&log)
                 .expect("append");
             writeln!(f, "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.").expect("write");
-            wrote_line = true;
         }
         g.next_packet(&mut buf).expect("packet");
         sock.send_to(&buf, to).expect("send");
-    }
+    });
 
     wait_until(Duration::from_secs(20), "the sidecar", || {
         sidecars(&out).len() == 1

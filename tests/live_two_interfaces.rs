@@ -8,7 +8,7 @@ mod common;
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use tripcap::traffic::{Flow, Generator, ROCE_PORT};
@@ -135,16 +135,9 @@ fn two_live_interfaces_go_into_one_file() {
         64,
     );
     let mut buf = Vec::new();
-    let start = Instant::now();
-    let mut wrote = false;
-    for i in 0..3000u32 {
-        let at = Duration::from_millis(u64::from(i));
-        if let Some(w) = at.checked_sub(start.elapsed()) {
-            std::thread::sleep(w);
-        }
-        if !wrote && at >= Duration::from_millis(1500) {
+    paced(3000, Duration::from_millis(1), |i| {
+        if i == 1500 {
             std::fs::write(&log, "host:1:2 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.231.0.2<49152> with error 12, opcode 0, len 0, vendor err 129 (Recv) localGid ::ffff:10.231.0.1 remoteGid ::ffff:10.231.0.2\n").expect("log");
-            wrote = true;
         }
         let p = g.next_packet(&mut buf).expect("packet");
         if p.flow == 0 {
@@ -156,7 +149,7 @@ fn two_live_interfaces_go_into_one_file() {
                 .send_to(&buf, SocketAddr::from((NS_IP, ROCE_PORT)))
                 .expect("send veth");
         }
-    }
+    });
     wait_until(Duration::from_secs(20), "the sidecar", || {
         sidecars(&out).len() == 1
     });
@@ -250,7 +243,7 @@ fn an_interface_that_vanishes_is_reported_not_fatal() {
     let sock = UdpSocket::bind(SocketAddr::from((Ipv4Addr::new(127, 89, 1, 1), 0))).expect("bind");
     let mut g = Generator::new(vec![Flow::new(0x71, 0x81, 1, 2)], 32);
     let mut buf = Vec::new();
-    for i in 0..1500u32 {
+    paced(1500, Duration::from_millis(1), |i| {
         if i == 500 {
             ip(&["link", "del", GONE]);
         }
@@ -263,8 +256,7 @@ fn an_interface_that_vanishes_is_reported_not_fatal() {
             SocketAddr::from((Ipv4Addr::new(127, 89, 1, 2), ROCE_PORT)),
         )
         .expect("send");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    });
     wait_until(Duration::from_secs(20), "the sidecar", || {
         sidecars(&out).len() == 1
     });

@@ -119,37 +119,7 @@ pub async fn run(
         opts.linger = Some(stop_lingering.clone());
     }
     let (agent_tx, agent_rx) = channel::<LogLine>(1024);
-    let mut agent = {
-        let shutdown = shutdown.clone();
-        let shown = shown.clone();
-        tokio::spawn(async move {
-            let (captures, mut written) = tokio::sync::mpsc::unbounded_channel();
-            tokio::spawn(async move {
-                while let Some(c) = written.recv().await {
-                    if let crate::window::CaptureOutcome::Written { pcapng, report, .. } = c {
-                        tracing::info!(file = %pcapng.display(), packets = report.packets, complete = report.window.complete, "wrap: capture");
-                    }
-                }
-            });
-            let agent = Agent::builder(config)
-                .options(opts)
-                .lines(agent_rx)
-                .outcomes(captures)
-                .start(shutdown)
-                .await;
-            let r: Result<_, AgentError> = match agent {
-                Ok(agent) => Ok(agent.run().await),
-                Err(e) => Err(e),
-            };
-            match &r {
-                Err(e) => {
-                    tracing::warn!(command = %shown, "capture is off ({e}); the job runs unchanged and matching lines are only logged")
-                }
-                Ok(_) => tracing::debug!("agent stopped"),
-            }
-            r
-        })
-    };
+    let mut agent = spawn_agent(config, opts, agent_rx, shutdown.clone(), shown.clone());
     let early = tokio::time::timeout(STARTUP_GRACE, &mut agent).await.ok();
     let agent_tx = if early.is_none() {
         Some(agent_tx)
@@ -157,22 +127,100 @@ pub async fn run(
         None
     };
 
-    let mut child = std::process::Command::new(program)
+    let (mut child, pid) = start_job(program, args, &shown)?;
+    let (line_rx, output) = start_pumps(&mut child, max_line);
+    let dispatcher = spawn_dispatcher(line_rx, agent_tx, set);
+
+    // Wait for the child, forwarding signals.
+    let status = wait_forwarding(child, pid).await;
+    drain_output(output, dispatcher).await;
+    stop_agent(agent, early, shutdown, stop_lingering).await;
+    Ok(exit_code(status))
+}
+
+/// What [`Agent::run`] returned, or why the agent could not start.
+type AgentResult = Result<crate::agent::RunSummary, AgentError>;
+/// The agent's task.
+type AgentTask = tokio::task::JoinHandle<AgentResult>;
+
+/// Start the agent on its own task, fed the job's lines through `lines`; it
+/// logs each capture written, and says once when capture is off.
+fn spawn_agent(
+    config: Config,
+    opts: RunOptions,
+    lines: tokio::sync::mpsc::Receiver<LogLine>,
+    shutdown: CancellationToken,
+    shown: String,
+) -> AgentTask {
+    tokio::spawn(async move {
+        let (captures, mut written) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(c) = written.recv().await {
+                if let crate::window::CaptureOutcome::Written { pcapng, report, .. } = c {
+                    tracing::info!(file = %pcapng.display(), packets = report.packets, complete = report.window.complete, "wrap: capture");
+                }
+            }
+        });
+        let agent = Agent::builder(config)
+            .options(opts)
+            .lines(lines)
+            .outcomes(captures)
+            .start(shutdown)
+            .await;
+        let r: AgentResult = match agent {
+            Ok(agent) => Ok(agent.run().await),
+            Err(e) => Err(e),
+        };
+        match &r {
+            Err(e) => {
+                tracing::warn!(command = %shown, "capture is off ({e}); the job runs unchanged and matching lines are only logged")
+            }
+            Ok(_) => tracing::debug!("agent stopped"),
+        }
+        r
+    })
+}
+
+/// Start the job: stdin inherited, stdout and stderr piped to the pumps.
+fn start_job(
+    program: &OsString,
+    args: &[OsString],
+    shown: &str,
+) -> Result<(std::process::Child, u32), WrapError> {
+    let child = std::process::Command::new(program)
         .args(args)
         .stdin(Stdio::inherit())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|source| WrapError::Spawn {
-            command: shown.clone(),
+            command: shown.to_string(),
             source,
         })?;
     let pid = child.id();
+    Ok((child, pid))
+}
 
-    let (line_tx, mut line_rx) = channel::<LogLine>(LINE_QUEUE);
+/// The job's output pumps, as the end of the run sees them.
+struct JobOutput {
+    /// How many pumps run.
+    pumps: usize,
+    /// One message per pump when it has drained its pipe.
+    done: tokio::sync::mpsc::UnboundedReceiver<()>,
+    /// Lines passed through but not matched (matching fell behind).
+    behind: Arc<AtomicU64>,
+}
+
+/// Start a pump on each of the job's stdout and stderr; returns the lines they
+/// hand over for matching.
+fn start_pumps(
+    child: &mut std::process::Child,
+    max_line: usize,
+) -> (tokio::sync::mpsc::Receiver<LogLine>, JobOutput) {
+    let (line_tx, line_rx) = channel::<LogLine>(LINE_QUEUE);
     let behind = Arc::new(AtomicU64::new(0));
     let warned = Arc::new(AtomicBool::new(false));
-    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let (done_tx, done) = tokio::sync::mpsc::unbounded_channel::<()>();
     let pump = || Pump {
         lines: line_tx.clone(),
         max_line,
@@ -189,9 +237,24 @@ pub async fn run(
         spawn_pump(err, std::io::stderr(), "wrap:stderr", pump());
         pumps += 1;
     }
-    drop((line_tx, done_tx));
+    (
+        line_rx,
+        JobOutput {
+            pumps,
+            done,
+            behind,
+        },
+    )
+}
 
-    let dispatcher = tokio::spawn(async move {
+/// Hand the job's lines to the agent while it takes them; once it cannot (or
+/// never started), match them here and only log what fires.
+fn spawn_dispatcher(
+    mut line_rx: tokio::sync::mpsc::Receiver<LogLine>,
+    agent_tx: Option<Sender<LogLine>>,
+    set: tripcap_triggers::TriggerSet,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
         let mut agent_tx = agent_tx;
         let mut fallback = Matcher::new(set, None);
         let mut hits = Vec::new();
@@ -208,13 +271,16 @@ pub async fn run(
                 log_only(&mut fallback, &line, &mut hits);
             }
         }
-    });
+    })
+}
 
-    // Wait for the child, forwarding signals.
-    let status = wait_forwarding(child, pid).await;
+/// The job has exited: read what its pipes still hold (at most
+/// [`DRAIN_AFTER_EXIT`]), let the dispatcher finish, and say how many lines
+/// went unmatched.
+async fn drain_output(mut output: JobOutput, dispatcher: tokio::task::JoinHandle<()>) {
     let drained = async {
-        for _ in 0..pumps {
-            if done_rx.recv().await.is_none() {
+        for _ in 0..output.pumps {
+            if output.done.recv().await.is_none() {
                 break;
             }
         }
@@ -228,13 +294,23 @@ pub async fn run(
         );
     }
     let _ = tokio::time::timeout(Duration::from_secs(5), dispatcher).await;
-    let skipped = behind.load(Ordering::Relaxed);
+    let skipped = output.behind.load(Ordering::Relaxed);
     if skipped > 0 {
         tracing::warn!(
             lines = skipped,
             "lines of the job's output were passed through but not matched (matching fell behind)"
         );
     }
+}
+
+/// Stop the agent (it may linger for an open capture's `post`; a signal now
+/// cuts that short) and wait for it, unless it already ended at start.
+async fn stop_agent(
+    agent: AgentTask,
+    early: Option<Result<AgentResult, tokio::task::JoinError>>,
+    shutdown: CancellationToken,
+    stop_lingering: CancellationToken,
+) {
     // The job is gone: a signal now cuts the agent's lingering short.
     let on_signal = tokio::spawn(async move {
         any_signal().await;
@@ -253,7 +329,6 @@ pub async fn run(
             "wrap: agent done"
         );
     }
-    Ok(exit_code(status))
 }
 
 fn log_only(matcher: &mut Matcher, line: &LogLine, hits: &mut Vec<Hit>) {

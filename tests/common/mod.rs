@@ -401,3 +401,26 @@ pub fn free_port() -> u16 {
         .map(|a| a.port())
         .expect("a free port")
 }
+
+/// Call `send(i)` for `i` in `0..n`, one call every `every` (the first at
+/// once), on this thread: the pace of the live tests' traffic. Paced by a
+/// `tokio::time::interval` on a current-thread runtime, with
+/// [`MissedTickBehavior::Burst`](tokio::time::MissedTickBehavior::Burst): a
+/// call that is late (a slow send, a busy machine) is made at once and the
+/// schedule stays `start + i * every`: call `i` is never early and the `n`
+/// calls span `(n - 1) * every`, however the sends went. `send` does the sending; its `i` lets a test
+/// act at a point of the schedule (call `i` is due at `i * every`).
+pub fn paced(n: usize, every: Duration, mut send: impl FnMut(usize)) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime for pacing");
+    rt.block_on(async {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+        for i in 0..n {
+            tick.tick().await;
+            send(i);
+        }
+    });
+}

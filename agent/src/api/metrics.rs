@@ -15,6 +15,8 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
 use super::AgentView;
+use crate::deliver::DeliverStats;
+use crate::follow::FollowStats;
 
 /// Encode every metric of `view`.
 pub fn encode(view: &AgentView) -> Result<String, std::fmt::Error> {
@@ -64,232 +66,260 @@ fn labelled(
 }
 
 impl Collector for AgentCollector {
+    /// The families in the order /metrics has always listed them.
     fn encode(&self, mut enc: DescriptorEncoder) -> std::fmt::Result {
         let v = &self.0;
-        let r = Ordering::Relaxed;
-        let per_if = |f: &dyn Fn(&crate::capture::IfaceCounters) -> u64| -> Vec<(String, u64)> {
-            v.interfaces
-                .iter()
-                .map(|i| (i.desc.name.clone(), f(&i.counters)))
-                .collect()
-        };
-        labelled(
-            &mut enc,
-            "tripcap_packets_captured",
-            "Packets copied into the ring.",
-            "interface",
-            &per_if(&|c| c.packets.load(r)),
-        )?;
-        labelled(
-            &mut enc,
-            "tripcap_bytes_captured",
-            "Captured bytes copied into the ring.",
-            "interface",
-            &per_if(&|c| c.bytes.load(r)),
-        )?;
-        labelled(
-            &mut enc,
-            "tripcap_kernel_drops",
-            "Packets the kernel dropped (socket buffer full).",
-            "interface",
-            &per_if(&|c| c.kernel_drops.load(r)),
-        )?;
-        labelled(
-            &mut enc,
-            "tripcap_interface_drops",
-            "Packets the interface or driver dropped.",
-            "interface",
-            &per_if(&|c| c.if_drops.load(r)),
-        )?;
-
-        let span = v.ring.span();
-        let stats = v.ring.stats();
-        gauge(
-            &mut enc,
-            "tripcap_ring_memory_limit_bytes",
-            "Bytes the ring may hold.",
-            v.ring.memory_limit() as f64,
-        )?;
-        gauge(
-            &mut enc,
-            "tripcap_ring_allocated_bytes",
-            "Bytes of ring buffers allocated.",
-            span.allocated_bytes as f64,
-        )?;
-        gauge(
-            &mut enc,
-            "tripcap_ring_blocks",
-            "Blocks held by the ring.",
-            span.blocks as f64,
-        )?;
-        let span_s = span.newest_ts.map_or(0.0, |n| {
-            n.saturating_sub(span.reaches_back_to).max(0) as f64 / 1e9
-        });
-        gauge(
-            &mut enc,
-            "tripcap_ring_span_seconds",
-            "Seconds of traffic the ring covers.",
-            span_s,
-        )?;
-        counter(
-            &mut enc,
-            "tripcap_ring_evicted_blocks",
-            "Blocks evicted because memory was full.",
-            stats.evicted_blocks.load(r),
-        )?;
-        counter(
-            &mut enc,
-            "tripcap_ring_evicted_packets",
-            "Packets in evicted blocks.",
-            stats.evicted_packets.load(r),
-        )?;
-        counter(
-            &mut enc,
-            "tripcap_ring_aged_blocks",
-            "Blocks dropped for age.",
-            stats.aged_blocks.load(r),
-        )?;
-        counter(
-            &mut enc,
-            "tripcap_ring_full_drops",
-            "Packets dropped because every buffer was held by captures being written.",
-            stats.ring_full_drops.load(r),
-        )?;
-
-        let rec = v.recorder.stats();
-        counter(
-            &mut enc,
-            "tripcap_triggers_fired",
-            "Trigger firings that opened or extended a capture.",
-            rec.opened.load(r) + rec.merged.load(r),
-        )?;
-        counter(
-            &mut enc,
-            "tripcap_triggers_suppressed",
-            "Trigger firings suppressed (cooldown or line cap).",
-            rec.suppressed.load(r),
-        )?;
-        let per_trigger = |list: &[std::sync::atomic::AtomicU64]| -> Vec<(String, u64)> {
-            v.recorder
-                .specs()
-                .iter()
-                .zip(list)
-                .map(|(s, c)| (s.name.clone(), c.load(r)))
-                .collect()
-        };
-        labelled(
-            &mut enc,
-            "tripcap_trigger_fired",
-            "Firings that opened or were recorded in a capture, per trigger.",
-            "trigger",
-            &per_trigger(&rec.fired_by_trigger),
-        )?;
-        labelled(
-            &mut enc,
-            "tripcap_trigger_suppressed",
-            "Firings suppressed (cooldown or line cap), per trigger.",
-            "trigger",
-            &per_trigger(&rec.suppressed_by_trigger),
-        )?;
-        counter(
-            &mut enc,
-            "tripcap_captures_opened",
-            "Captures opened.",
-            rec.opened.load(r),
-        )?;
-        gauge(
-            &mut enc,
-            "tripcap_open_windows",
-            "Captures being written.",
-            v.recorder.open_windows() as f64,
-        )?;
-        gauge(
-            &mut enc,
-            "tripcap_tasks_running",
-            "Threads and tasks of the agent (capture, windows, packet triggers, API, logs, delivery).",
-            v.tasks.running() as f64,
-        )?;
-        counter(
-            &mut enc,
-            "tripcap_captures_written",
-            "Captures written (pcapng and sidecar).",
-            v.captures.written.load(r),
-        )?;
-        counter(
-            &mut enc,
-            "tripcap_captures_failed",
-            "Captures that could not be written.",
-            v.captures.failed.load(r),
-        )?;
-
+        encode_interfaces(&mut enc, v)?;
+        encode_ring(&mut enc, v)?;
+        encode_triggers_and_captures(&mut enc, v)?;
         if let Some(d) = &v.deliver {
-            counter(
-                &mut enc,
-                "tripcap_uploads_ok",
-                "Captures uploaded completely.",
-                d.uploads_ok.load(r),
-            )?;
-            counter(
-                &mut enc,
-                "tripcap_uploads_failed",
-                "Upload attempts that failed.",
-                d.uploads_failed.load(r),
-            )?;
-            counter(
-                &mut enc,
-                "tripcap_uploads_parked",
-                "Captures the endpoint refused (parked).",
-                d.parked.load(r),
-            )?;
-            gauge(
-                &mut enc,
-                "tripcap_uploads_pending",
-                "Captures waiting to be uploaded.",
-                d.pending.load(r) as f64,
-            )?;
-            counter(
-                &mut enc,
-                "tripcap_upload_bytes",
-                "Bytes of files the endpoint acknowledged.",
-                d.bytes_sent.load(r),
-            )?;
-            gauge(
-                &mut enc,
-                "tripcap_spool_bytes",
-                "Bytes of captures in the spool.",
-                d.spool_bytes.load(r) as f64,
-            )?;
-            gauge(
-                &mut enc,
-                "tripcap_spool_units",
-                "Captures in the spool.",
-                d.units.load(r) as f64,
-            )?;
-            labelled(
-                &mut enc,
-                "tripcap_spool_dropped",
-                "Captures deleted because the spool was over max_spool.",
-                "state",
-                &[
-                    ("uploaded".to_string(), d.dropped_uploaded.load(r)),
-                    ("pending".to_string(), d.dropped_pending.load(r)),
-                ],
-            )?;
+            encode_delivery(&mut enc, d)?;
         }
         if let Some(f) = &v.follow {
-            gauge(
-                &mut enc,
-                "tripcap_log_files_followed",
-                "Log files followed now.",
-                f.files_followed.load(r) as f64,
-            )?;
-            counter(
-                &mut enc,
-                "tripcap_log_lines_read",
-                "Log lines read.",
-                f.lines_read.load(r),
-            )?;
+            encode_logs(&mut enc, f)?;
         }
         Ok(())
     }
+}
+
+/// Per-interface capture counters: packets, bytes, kernel and interface drops.
+fn encode_interfaces(enc: &mut DescriptorEncoder, v: &AgentView) -> std::fmt::Result {
+    let r = Ordering::Relaxed;
+    let per_if = |f: &dyn Fn(&crate::capture::IfaceCounters) -> u64| -> Vec<(String, u64)> {
+        v.interfaces
+            .iter()
+            .map(|i| (i.desc.name.clone(), f(&i.counters)))
+            .collect()
+    };
+    labelled(
+        enc,
+        "tripcap_packets_captured",
+        "Packets copied into the ring.",
+        "interface",
+        &per_if(&|c| c.packets.load(r)),
+    )?;
+    labelled(
+        enc,
+        "tripcap_bytes_captured",
+        "Captured bytes copied into the ring.",
+        "interface",
+        &per_if(&|c| c.bytes.load(r)),
+    )?;
+    labelled(
+        enc,
+        "tripcap_kernel_drops",
+        "Packets the kernel dropped (socket buffer full).",
+        "interface",
+        &per_if(&|c| c.kernel_drops.load(r)),
+    )?;
+    labelled(
+        enc,
+        "tripcap_interface_drops",
+        "Packets the interface or driver dropped.",
+        "interface",
+        &per_if(&|c| c.if_drops.load(r)),
+    )
+}
+
+/// The ring: memory, blocks, the span it covers, evictions and drops.
+fn encode_ring(enc: &mut DescriptorEncoder, v: &AgentView) -> std::fmt::Result {
+    let r = Ordering::Relaxed;
+    let span = v.ring.span();
+    let stats = v.ring.stats();
+    gauge(
+        enc,
+        "tripcap_ring_memory_limit_bytes",
+        "Bytes the ring may hold.",
+        v.ring.memory_limit() as f64,
+    )?;
+    gauge(
+        enc,
+        "tripcap_ring_allocated_bytes",
+        "Bytes of ring buffers allocated.",
+        span.allocated_bytes as f64,
+    )?;
+    gauge(
+        enc,
+        "tripcap_ring_blocks",
+        "Blocks held by the ring.",
+        span.blocks as f64,
+    )?;
+    let span_s = span.newest_ts.map_or(0.0, |n| {
+        n.saturating_sub(span.reaches_back_to).max(0) as f64 / 1e9
+    });
+    gauge(
+        enc,
+        "tripcap_ring_span_seconds",
+        "Seconds of traffic the ring covers.",
+        span_s,
+    )?;
+    counter(
+        enc,
+        "tripcap_ring_evicted_blocks",
+        "Blocks evicted because memory was full.",
+        stats.evicted_blocks.load(r),
+    )?;
+    counter(
+        enc,
+        "tripcap_ring_evicted_packets",
+        "Packets in evicted blocks.",
+        stats.evicted_packets.load(r),
+    )?;
+    counter(
+        enc,
+        "tripcap_ring_aged_blocks",
+        "Blocks dropped for age.",
+        stats.aged_blocks.load(r),
+    )?;
+    counter(
+        enc,
+        "tripcap_ring_full_drops",
+        "Packets dropped because every buffer was held by captures being written.",
+        stats.ring_full_drops.load(r),
+    )
+}
+
+/// Trigger firings (in all and per trigger), captures opened, open windows,
+/// running tasks, captures written and failed.
+fn encode_triggers_and_captures(enc: &mut DescriptorEncoder, v: &AgentView) -> std::fmt::Result {
+    let r = Ordering::Relaxed;
+    let rec = v.recorder.stats();
+    counter(
+        enc,
+        "tripcap_triggers_fired",
+        "Trigger firings that opened or extended a capture.",
+        rec.opened.load(r) + rec.merged.load(r),
+    )?;
+    counter(
+        enc,
+        "tripcap_triggers_suppressed",
+        "Trigger firings suppressed (cooldown or line cap).",
+        rec.suppressed.load(r),
+    )?;
+    let per_trigger = |list: &[std::sync::atomic::AtomicU64]| -> Vec<(String, u64)> {
+        v.recorder
+            .specs()
+            .iter()
+            .zip(list)
+            .map(|(s, c)| (s.name.clone(), c.load(r)))
+            .collect()
+    };
+    labelled(
+        enc,
+        "tripcap_trigger_fired",
+        "Firings that opened or were recorded in a capture, per trigger.",
+        "trigger",
+        &per_trigger(&rec.fired_by_trigger),
+    )?;
+    labelled(
+        enc,
+        "tripcap_trigger_suppressed",
+        "Firings suppressed (cooldown or line cap), per trigger.",
+        "trigger",
+        &per_trigger(&rec.suppressed_by_trigger),
+    )?;
+    counter(
+        enc,
+        "tripcap_captures_opened",
+        "Captures opened.",
+        rec.opened.load(r),
+    )?;
+    gauge(
+        enc,
+        "tripcap_open_windows",
+        "Captures being written.",
+        v.recorder.open_windows() as f64,
+    )?;
+    gauge(
+        enc,
+        "tripcap_tasks_running",
+        "Threads and tasks of the agent (capture, windows, packet triggers, API, logs, delivery).",
+        v.tasks.running() as f64,
+    )?;
+    counter(
+        enc,
+        "tripcap_captures_written",
+        "Captures written (pcapng and sidecar).",
+        v.captures.written.load(r),
+    )?;
+    counter(
+        enc,
+        "tripcap_captures_failed",
+        "Captures that could not be written.",
+        v.captures.failed.load(r),
+    )
+}
+
+/// Uploads and the spool, when delivering.
+fn encode_delivery(enc: &mut DescriptorEncoder, d: &DeliverStats) -> std::fmt::Result {
+    let r = Ordering::Relaxed;
+    counter(
+        enc,
+        "tripcap_uploads_ok",
+        "Captures uploaded completely.",
+        d.uploads_ok.load(r),
+    )?;
+    counter(
+        enc,
+        "tripcap_uploads_failed",
+        "Upload attempts that failed.",
+        d.uploads_failed.load(r),
+    )?;
+    counter(
+        enc,
+        "tripcap_uploads_parked",
+        "Captures the endpoint refused (parked).",
+        d.parked.load(r),
+    )?;
+    gauge(
+        enc,
+        "tripcap_uploads_pending",
+        "Captures waiting to be uploaded.",
+        d.pending.load(r) as f64,
+    )?;
+    counter(
+        enc,
+        "tripcap_upload_bytes",
+        "Bytes of files the endpoint acknowledged.",
+        d.bytes_sent.load(r),
+    )?;
+    gauge(
+        enc,
+        "tripcap_spool_bytes",
+        "Bytes of captures in the spool.",
+        d.spool_bytes.load(r) as f64,
+    )?;
+    gauge(
+        enc,
+        "tripcap_spool_units",
+        "Captures in the spool.",
+        d.units.load(r) as f64,
+    )?;
+    labelled(
+        enc,
+        "tripcap_spool_dropped",
+        "Captures deleted because the spool was over max_spool.",
+        "state",
+        &[
+            ("uploaded".to_string(), d.dropped_uploaded.load(r)),
+            ("pending".to_string(), d.dropped_pending.load(r)),
+        ],
+    )
+}
+
+/// The log follower, when following logs.
+fn encode_logs(enc: &mut DescriptorEncoder, f: &FollowStats) -> std::fmt::Result {
+    let r = Ordering::Relaxed;
+    gauge(
+        enc,
+        "tripcap_log_files_followed",
+        "Log files followed now.",
+        f.files_followed.load(r) as f64,
+    )?;
+    counter(
+        enc,
+        "tripcap_log_lines_read",
+        "Log lines read.",
+        f.lines_read.load(r),
+    )
 }

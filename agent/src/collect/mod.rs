@@ -252,6 +252,7 @@ struct MetaFile {
     sha256: String,
 }
 
+/// `POST /upload`: one unit as multipart, a `metadata` part then its `file` parts.
 async fn post_unit(
     State(st): State<Arc<Collector>>,
     headers: HeaderMap,
@@ -260,7 +261,7 @@ async fn post_unit(
     if let Some(r) = check_bearer(&headers, st.token.as_deref()) {
         return r;
     }
-    let mut multipart = match multipart {
+    let multipart = match multipart {
         Ok(m) => m,
         Err(e) => {
             return bad(format!(
@@ -268,98 +269,140 @@ async fn post_unit(
             ))
         }
     };
+    match store_unit(&st, multipart).await {
+        Ok(results) => stored_response(results),
+        Err(refusal) => refusal,
+    }
+}
+
+/// Read the parts in order, storing each file part as it streams in; the
+/// first refusal ends the request and is its response.
+async fn store_unit(
+    st: &Collector,
+    mut multipart: Multipart,
+) -> Result<Vec<(String, Stored)>, Response> {
     let mut meta: Option<Metadata> = None;
     let mut results = Vec::new();
     loop {
         let field = match multipart.next_field().await {
             Ok(Some(f)) => f,
             Ok(None) => break,
-            Err(e) => return bad(format!("malformed multipart body: {e}")),
+            Err(e) => return Err(bad(format!("malformed multipart body: {e}"))),
         };
         match field.name() {
-            Some("metadata") => {
-                let text = match field.text().await {
-                    Ok(t) => t,
-                    Err(e) => return bad(format!("cannot read the metadata part: {e}")),
-                };
-                let m: Metadata = match serde_json::from_str(&text) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        return bad(format!(
-                        "metadata part is not {{incident, host, files:[{{name,size,sha256}}]}}: {e}"
-                    ))
-                    }
-                };
-                for (what, name) in [("host", &m.host), ("incident", &m.incident)] {
-                    if let Err(e) = check_name(what, name) {
-                        return refuse(&e);
-                    }
-                }
-                meta = Some(m);
-            }
+            Some("metadata") => meta = Some(read_metadata(field).await?),
             Some("file") => {
                 let Some(m) = &meta else {
-                    return bad("the `metadata` part must come before the `file` parts".into());
+                    return Err(bad(
+                        "the `metadata` part must come before the `file` parts".into()
+                    ));
                 };
-                let name = field.file_name().unwrap_or_default().to_string();
-                if let Err(e) = check_name("file", &name) {
-                    return refuse(&e);
-                }
-                let Some(mf) = m.files.iter().find(|f| f.name == name) else {
-                    return bad(format!("file part `{name}` is not listed in the metadata"));
-                };
-                if !is_sha256_hex(&mf.sha256) {
-                    return bad(format!("metadata sha256 of `{name}` is not 64 hex digits"));
-                }
-                let stream = futures_util::stream::unfold(field, |mut f| async move {
-                    match f.chunk().await {
-                        Ok(Some(c)) => Some((Ok(c), f)),
-                        Ok(None) => None,
-                        Err(e) => Some((Err(e), f)),
-                    }
-                })
-                .boxed();
-                match st
-                    .store
-                    .put(
-                        &m.incident,
-                        &m.host,
-                        &name,
-                        &mf.sha256,
-                        Some(mf.size),
-                        stream,
-                    )
-                    .await
-                {
-                    Ok(s) => {
-                        tracing::info!(incident = %m.incident, host = %m.host, file = %name, status = ?s, "file stored");
-                        results.push((name, s));
-                    }
-                    Err(e) => return refuse(&e),
-                }
+                results.push(store_file_part(st, m, field).await?);
             }
             other => {
-                return bad(format!(
+                return Err(bad(format!(
                     "unexpected part `{}`: send `metadata` then `file` parts",
                     other.unwrap_or("")
-                ))
+                )))
             }
         }
     }
     let Some(m) = meta else {
-        return bad("no `metadata` part: send one with {incident, host, files}".into());
+        return Err(bad(
+            "no `metadata` part: send one with {incident, host, files}".into(),
+        ));
     };
-    let missing: Vec<&str> = m
+    match check_all_sent(&m, &results) {
+        Some(refusal) => Err(refusal),
+        None => Ok(results),
+    }
+}
+
+/// The `metadata` part: parsed, its host and incident names checked.
+async fn read_metadata(field: axum::extract::multipart::Field<'_>) -> Result<Metadata, Response> {
+    let text = match field.text().await {
+        Ok(t) => t,
+        Err(e) => return Err(bad(format!("cannot read the metadata part: {e}"))),
+    };
+    let m: Metadata = match serde_json::from_str(&text) {
+        Ok(m) => m,
+        Err(e) => {
+            return Err(bad(format!(
+                "metadata part is not {{incident, host, files:[{{name,size,sha256}}]}}: {e}"
+            )))
+        }
+    };
+    for (what, name) in [("host", &m.host), ("incident", &m.incident)] {
+        if let Err(e) = check_name(what, name) {
+            return Err(refuse(&e));
+        }
+    }
+    Ok(m)
+}
+
+/// One `file` part, listed in `meta`: streamed into the store under the size
+/// and digest the metadata gives.
+async fn store_file_part(
+    st: &Collector,
+    meta: &Metadata,
+    field: axum::extract::multipart::Field<'_>,
+) -> Result<(String, Stored), Response> {
+    let name = field.file_name().unwrap_or_default().to_string();
+    if let Err(e) = check_name("file", &name) {
+        return Err(refuse(&e));
+    }
+    let Some(mf) = meta.files.iter().find(|f| f.name == name) else {
+        return Err(bad(format!(
+            "file part `{name}` is not listed in the metadata"
+        )));
+    };
+    if !is_sha256_hex(&mf.sha256) {
+        return Err(bad(format!(
+            "metadata sha256 of `{name}` is not 64 hex digits"
+        )));
+    }
+    let stream = futures_util::stream::unfold(field, |mut f| async move {
+        match f.chunk().await {
+            Ok(Some(c)) => Some((Ok(c), f)),
+            Ok(None) => None,
+            Err(e) => Some((Err(e), f)),
+        }
+    })
+    .boxed();
+    match st
+        .store
+        .put(
+            &meta.incident,
+            &meta.host,
+            &name,
+            &mf.sha256,
+            Some(mf.size),
+            stream,
+        )
+        .await
+    {
+        Ok(s) => {
+            tracing::info!(incident = %meta.incident, host = %meta.host, file = %name, status = ?s, "file stored");
+            Ok((name, s))
+        }
+        Err(e) => Err(refuse(&e)),
+    }
+}
+
+/// A refusal when the metadata lists files that were not sent (like
+/// [`check_bearer`], `None` means go on).
+fn check_all_sent(meta: &Metadata, results: &[(String, Stored)]) -> Option<Response> {
+    let missing: Vec<&str> = meta
         .files
         .iter()
         .filter(|f| !results.iter().any(|(n, _)| n == &f.name))
         .map(|f| f.name.as_str())
         .collect();
-    if !missing.is_empty() {
-        return bad(format!(
-            "metadata lists files that were not sent: {}",
-            missing.join(", ")
-        ));
+    if missing.is_empty() {
+        return None;
     }
-    stored_response(results)
+    Some(bad(format!(
+        "metadata lists files that were not sent: {}",
+        missing.join(", ")
+    )))
 }

@@ -184,6 +184,7 @@ fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
+/// The whole page: head, a note when empty or truncated, one section per incident.
 fn render(incidents: &[IncidentView], total: usize) -> String {
     let mut h = String::from(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tripcap captures</title>\
@@ -201,98 +202,127 @@ img{max-width:100%;border:1px solid #ddd}</style></head><body>\n<h1>tripcap capt
         ));
     }
     for inc in incidents {
-        let iid = esc(&inc.incident);
-        h.push_str(&format!(
-            "<section class=\"incident\" id=\"{iid}\">\n<h2>Incident <code>{iid}</code></h2>\n"
-        ));
-        for host in &inc.hosts {
-            let hn = esc(&host.host);
-            h.push_str(&format!(
-                "<div class=\"host\"><h3>Host <code>{hn}</code></h3>\n"
-            ));
-            if let Some(side) = &host.sidecar {
-                if let Some(triggers) = side.get("triggers").and_then(Value::as_array) {
-                    h.push_str("<ul class=\"triggers\">\n");
-                    for t in triggers {
-                        let mut item = format!(
-                            "<b>{}</b> ({}) at {}",
-                            esc(str_at(t, "name").unwrap_or("?")),
-                            esc(str_at(t, "class").unwrap_or("?")),
-                            esc(str_at(t, "at").unwrap_or("?")),
-                        );
-                        if let Some(src) = str_at(t, "source") {
-                            item.push_str(&format!(" from <code>{}", esc(src)));
-                            if let Some(n) = t.get("line_no").and_then(Value::as_u64) {
-                                item.push_str(&format!(":{n}"));
-                            }
-                            item.push_str("</code>");
-                        }
-                        if let Some(line) = str_at(t, "line") {
-                            item.push_str(&format!("<pre class=\"line\">{}</pre>", esc(line)));
-                        }
-                        h.push_str(&format!("<li>{item}</li>\n"));
-                    }
-                    h.push_str("</ul>\n");
-                }
-                let complete = side
-                    .pointer("/window/complete")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                let packets = side.get("packets").and_then(Value::as_u64).unwrap_or(0);
-                if complete {
-                    h.push_str(&format!("<p>{packets} packets; window complete.</p>\n"));
-                } else {
-                    let why: Vec<String> = side
-                        .pointer("/window/shortfall")
-                        .and_then(Value::as_array)
-                        .map(|a| a.iter().filter_map(Value::as_str).map(esc).collect())
-                        .unwrap_or_default();
-                    h.push_str(&format!(
-                        "<p class=\"bad\">{packets} packets; window INCOMPLETE: {}</p>\n",
-                        why.join("; ")
-                    ));
-                }
-            } else {
-                h.push_str("<p class=\"bad\">No sidecar yet (upload in progress?).</p>\n");
-            }
-            let href = |f: &str| {
-                format!(
-                    "/files/{}/{}/{}",
-                    esc(&inc.incident),
-                    esc(&host.host),
-                    esc(f)
-                )
-            };
-            if let Some(svg) = host.files.iter().find(|(n, _)| n.ends_with(".svg")) {
-                h.push_str(&format!(
-                    "<p><img class=\"timeline\" src=\"{}\" alt=\"timeline of {iid} on {hn}\"></p>\n",
-                    href(&svg.0)
-                ));
-            }
-            if let Some(summary) = &host.summary {
-                let f = findings(summary);
-                if !f.is_empty() {
-                    h.push_str("<h4>Key findings</h4>\n<ul class=\"findings\">\n");
-                    for x in f {
-                        h.push_str(&format!("<li>{}</li>\n", esc(&x)));
-                    }
-                    h.push_str("</ul>\n");
-                }
-            }
-            h.push_str("<ul class=\"files\">\n");
-            for (name, len) in &host.files {
-                h.push_str(&format!(
-                    "<li><a href=\"{}\" download>{}</a> ({len} bytes)</li>\n",
-                    href(name),
-                    esc(name)
-                ));
-            }
-            h.push_str("</ul></div>\n");
-        }
-        h.push_str("</section>\n");
+        render_incident(&mut h, inc);
     }
     h.push_str("</body></html>\n");
     h
+}
+
+/// One incident's section: its hosts in turn.
+fn render_incident(h: &mut String, inc: &IncidentView) {
+    let iid = esc(&inc.incident);
+    h.push_str(&format!(
+        "<section class=\"incident\" id=\"{iid}\">\n<h2>Incident <code>{iid}</code></h2>\n"
+    ));
+    for host in &inc.hosts {
+        render_host(h, inc, host);
+    }
+    h.push_str("</section>\n");
+}
+
+/// One host of an incident: triggers and window (from the sidecar), timeline,
+/// key findings, download links.
+fn render_host(h: &mut String, inc: &IncidentView, host: &HostView) {
+    let iid = esc(&inc.incident);
+    let hn = esc(&host.host);
+    h.push_str(&format!(
+        "<div class=\"host\"><h3>Host <code>{hn}</code></h3>\n"
+    ));
+    if let Some(side) = &host.sidecar {
+        render_triggers(h, side);
+        render_window(h, side);
+    } else {
+        h.push_str("<p class=\"bad\">No sidecar yet (upload in progress?).</p>\n");
+    }
+    let href = |f: &str| {
+        format!(
+            "/files/{}/{}/{}",
+            esc(&inc.incident),
+            esc(&host.host),
+            esc(f)
+        )
+    };
+    if let Some(svg) = host.files.iter().find(|(n, _)| n.ends_with(".svg")) {
+        h.push_str(&format!(
+            "<p><img class=\"timeline\" src=\"{}\" alt=\"timeline of {iid} on {hn}\"></p>\n",
+            href(&svg.0)
+        ));
+    }
+    if let Some(summary) = &host.summary {
+        render_findings(h, summary);
+    }
+    h.push_str("<ul class=\"files\">\n");
+    for (name, len) in &host.files {
+        h.push_str(&format!(
+            "<li><a href=\"{}\" download>{}</a> ({len} bytes)</li>\n",
+            href(name),
+            esc(name)
+        ));
+    }
+    h.push_str("</ul></div>\n");
+}
+
+/// The sidecar's trigger lines: name, class, time, source and line.
+fn render_triggers(h: &mut String, side: &Value) {
+    let Some(triggers) = side.get("triggers").and_then(Value::as_array) else {
+        return;
+    };
+    h.push_str("<ul class=\"triggers\">\n");
+    for t in triggers {
+        let mut item = format!(
+            "<b>{}</b> ({}) at {}",
+            esc(str_at(t, "name").unwrap_or("?")),
+            esc(str_at(t, "class").unwrap_or("?")),
+            esc(str_at(t, "at").unwrap_or("?")),
+        );
+        if let Some(src) = str_at(t, "source") {
+            item.push_str(&format!(" from <code>{}", esc(src)));
+            if let Some(n) = t.get("line_no").and_then(Value::as_u64) {
+                item.push_str(&format!(":{n}"));
+            }
+            item.push_str("</code>");
+        }
+        if let Some(line) = str_at(t, "line") {
+            item.push_str(&format!("<pre class=\"line\">{}</pre>", esc(line)));
+        }
+        h.push_str(&format!("<li>{item}</li>\n"));
+    }
+    h.push_str("</ul>\n");
+}
+
+/// The packet count and whether the window is complete (else its shortfall).
+fn render_window(h: &mut String, side: &Value) {
+    let complete = side
+        .pointer("/window/complete")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let packets = side.get("packets").and_then(Value::as_u64).unwrap_or(0);
+    if complete {
+        h.push_str(&format!("<p>{packets} packets; window complete.</p>\n"));
+    } else {
+        let why: Vec<String> = side
+            .pointer("/window/shortfall")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(esc).collect())
+            .unwrap_or_default();
+        h.push_str(&format!(
+            "<p class=\"bad\">{packets} packets; window INCOMPLETE: {}</p>\n",
+            why.join("; ")
+        ));
+    }
+}
+
+/// The summary's key findings, when it has any.
+fn render_findings(h: &mut String, summary: &Value) {
+    let f = findings(summary);
+    if f.is_empty() {
+        return;
+    }
+    h.push_str("<h4>Key findings</h4>\n<ul class=\"findings\">\n");
+    for x in f {
+        h.push_str(&format!("<li>{}</li>\n", esc(&x)));
+    }
+    h.push_str("</ul>\n");
 }
 
 /// `GET /`.
