@@ -57,18 +57,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::thread::spawn(move || writer(&log, samples, &written))
         };
         let mut matcher = Matcher::new(TriggerSet::new(tripcap_triggers::all_packs())?, None);
-        let mut hits = Vec::new();
+        let mut firings = Vec::new();
         let mut lat = Vec::with_capacity(samples);
         while lat.len() < samples {
             let Ok(Some(line)) = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await
             else {
                 break;
             };
-            if !matcher.line(&line.path, &line.bytes, 0, &mut hits) {
+            if !matcher.line(&line.path, &line.bytes, 0, &mut firings) {
                 continue;
             }
             let fired = Instant::now();
-            let seq = hits[0]
+            let seq = firings[0]
                 .groups
                 .iter()
                 .find(|(k, _)| k == "seq")

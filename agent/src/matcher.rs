@@ -1,7 +1,7 @@
 //! From a log line to firings: the one matching path shared by followed logs,
 //! `tripcap wrap` and `tripcap triggers test`.
 //!
-//! [`Matcher`] owns what turns bytes into [`Hit`]s: the compiled
+//! [`Matcher`] owns what turns bytes into [`Firing`]s: the compiled
 //! [`TriggerSet`], one perftest parser per source when `[perftest]` thresholds
 //! are configured, and the placement of each hit in time from the line's own
 //! evidence ([`tripcap_triggers::evidence`]):
@@ -13,7 +13,7 @@
 //!   was stuck (`ran for 600027 milliseconds`, `Timeout(ms)=600000`), so the
 //!   recorder asks for `[onset - pre, T + post]`.
 //!
-//! [`run`] is the agent's loop: lines from a channel → hits → [`Recorder::fire`].
+//! [`run`] is the agent's loop: lines from a channel → firings → [`Recorder::fire`].
 //! It is also where storms are made quiet: a firing the recorder suppresses
 //! (cooldown) is counted, not logged; the counts are logged at most every
 //! [`STORM_LOG_EVERY`] and the recorder puts them in the next capture's
@@ -43,19 +43,6 @@ pub const MAX_PERFTEST_SOURCES: usize = 4096;
 /// Suppressed matches are summed and logged at most this often.
 pub const STORM_LOG_EVERY: Duration = Duration::from_secs(10);
 
-/// One trigger that fired on one line, placed in time.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
-    /// Index of the trigger in [`Matcher::specs`].
-    pub trigger: usize,
-    /// T: when the line was written (its timestamp) or read, ns since the epoch.
-    pub at_ns: i64,
-    /// When the failure began (T − stuck-for), if the line said.
-    pub onset_ns: Option<i64>,
-    /// Named groups (or the parsed perftest result).
-    pub groups: Vec<(String, String)>,
-}
-
 /// Matches lines against the triggers; see the module doc.
 #[derive(Debug)]
 pub struct Matcher {
@@ -64,20 +51,25 @@ pub struct Matcher {
     perftest: Option<(Thresholds, usize)>,
     parsers: HashMap<Arc<Path>, PerftestParser>,
     matches: Vec<LineMatch>,
-    /// The recorder's id of each of [`Matcher::specs`], once registered.
+    /// The id of each of [`Matcher::specs`]: in a table of its own until
+    /// [`Matcher::register`] puts them in the recorder's.
     ids: Vec<TriggerId>,
 }
 
 impl Matcher {
-    /// Register every trigger a hit may name with the recorder's table; firings
-    /// then carry their ids ([`Matcher::trigger_id`]).
+    /// Register every trigger a firing may name in the recorder's table; the
+    /// firings then carry the recorder's ids.
     pub fn register(&mut self, table: &mut TriggerTable) {
         self.ids = self.specs.iter().map(|s| table.add(s.clone())).collect();
     }
 
-    /// The recorder's id of the trigger a hit names (`None` before [`Matcher::register`]).
-    pub fn trigger_id(&self, hit: &Hit) -> Option<TriggerId> {
-        self.ids.get(hit.trigger).copied()
+    /// The trigger `id` names, if it is one of this matcher's.
+    pub fn spec(&self, id: TriggerId) -> Option<&TriggerSpec> {
+        self.position(id).map(|i| &self.specs[i])
+    }
+
+    fn position(&self, id: TriggerId) -> Option<usize> {
+        self.ids.iter().position(|&x| x == id)
     }
 
     /// A matcher for `set`, plus the [`PERFTEST_THRESHOLD_TRIGGER`] when
@@ -104,13 +96,15 @@ impl Matcher {
             });
             (t, specs.len() - 1)
         });
+        let mut own = TriggerTable::default();
+        let ids = specs.iter().map(|s| own.add(s.clone())).collect();
         Matcher {
             set,
             specs,
             perftest,
             parsers: HashMap::new(),
             matches: Vec::new(),
-            ids: Vec::new(),
+            ids,
         }
     }
 
@@ -124,14 +118,15 @@ impl Matcher {
         self.specs.is_empty()
     }
 
-    /// Match one line of `source` read at `read_ns`; pushes the hits into `out`
-    /// (cleared first) and returns whether there are any.
+    /// Match one line of `source` read at `read_ns`; pushes a [`Firing`] for
+    /// each trigger it fires, placed by the line's evidence, into `out` (cleared
+    /// first; the line itself is not copied in) and returns whether there are any.
     pub fn line(
         &mut self,
         source: &Arc<Path>,
         bytes: &[u8],
         read_ns: i64,
-        out: &mut Vec<Hit>,
+        out: &mut Vec<Firing>,
     ) -> bool {
         out.clear();
         let matched = self.set.match_line(bytes, &mut self.matches);
@@ -145,19 +140,22 @@ impl Matcher {
         let ev = evidence(bytes, TimeContext::utc(read_ns));
         let (onset, at) = ev.window(read_ns, Duration::ZERO, Duration::ZERO);
         let onset_ns = ev.stuck_for.map(|_| onset);
+        let ids = &self.ids;
+        let id = |i: usize| ids.get(i).copied().unwrap_or_default();
         for m in self.matches.drain(..) {
-            out.push(Hit {
-                trigger: m.trigger,
+            out.push(Firing {
+                trigger: id(m.trigger),
                 at_ns: at,
                 onset_ns,
                 groups: m.groups,
+                ..Firing::default()
             });
         }
-        out.extend(breach.map(|(trigger, groups)| Hit {
-            trigger,
+        out.extend(breach.map(|(trigger, groups)| Firing {
+            trigger: id(trigger),
             at_ns: at,
-            onset_ns: None,
             groups,
+            ..Firing::default()
         }));
         true
     }
@@ -283,33 +281,26 @@ pub async fn run(
     recorder: Arc<Recorder>,
     now: impl Fn() -> i64 + Send,
 ) {
-    let mut hits = Vec::new();
+    let mut firings = Vec::new();
     let mut storm = StormLog {
         counts: vec![0; matcher.specs().len()],
         since: Instant::now(),
     };
     while let Some(line) = lines.recv().await {
         storm.flush(matcher.specs(), false);
-        if !matcher.line(&line.path, &line.bytes, now(), &mut hits) {
+        if !matcher.line(&line.path, &line.bytes, now(), &mut firings) {
             continue;
         }
-        for h in hits.drain(..) {
-            let trigger = h.trigger;
-            let Some(id) = matcher.trigger_id(&h) else {
-                continue; // not registered with the recorder: nothing to fire
+        for mut firing in firings.drain(..) {
+            let Some(index) = matcher.position(firing.trigger) else {
+                continue;
             };
-            let firing = Firing {
-                trigger: id,
-                at_ns: h.at_ns,
-                onset_ns: h.onset_ns,
-                source: Some(line.path.display().to_string()),
-                line_no: Some(line.line_no),
-                line: Some(line.bytes.clone()),
-                groups: h.groups,
-            };
-            let name = matcher.specs()[trigger].name.as_str();
+            firing.source = Some(line.path.display().to_string());
+            firing.line_no = Some(line.line_no);
+            firing.line = Some(line.bytes.clone());
+            let name = matcher.specs()[index].name.as_str();
             match recorder.fire(firing) {
-                Ok(Fired::Suppressed) => storm.add(trigger),
+                Ok(Fired::Suppressed) => storm.add(index),
                 Ok(Fired::Merged(incident)) => {
                     tracing::debug!(trigger = %name, file = %line.path.display(), line = line.line_no, incident = %incident, "trigger fired: merged into an open capture")
                 }
@@ -340,20 +331,25 @@ mod tests {
     fn watchdog_line_is_backdated_by_ran_for() {
         let set = TriggerSet::new(tripcap_triggers::all_packs()).expect("packs compile");
         let mut m = Matcher::new(set, None);
-        let mut hits = Vec::new();
+        let mut firings = Vec::new();
         let read = 1_750_919_090 * S;
         let line = b"[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.";
-        assert!(m.line(&src(), line, read, &mut hits));
+        assert!(m.line(&src(), line, read, &mut firings));
         let t = 1_750_919_084 * S + 903_881_913;
-        assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].at_ns, t, "T is the line's own time");
-        assert_eq!(hits[0].onset_ns, Some(t - 600_020_000_000));
+        assert_eq!(firings.len(), 1);
+        assert_eq!(firings[0].at_ns, t, "T is the line's own time");
+        assert_eq!(firings[0].onset_ns, Some(t - 600_020_000_000));
         // Without a timestamp, T is the read time.
         let line = b"Watchdog caught collective operation timeout: WorkNCCL(SeqNum=8, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 5000 milliseconds before timing out.";
-        assert!(m.line(&src(), line, read, &mut hits));
-        assert_eq!(hits[0].at_ns, read);
-        assert_eq!(hits[0].onset_ns, Some(read - 5 * S));
-        assert!(!m.line(&src(), b"NCCL INFO Bootstrap : Using eth0", read, &mut hits));
+        assert!(m.line(&src(), line, read, &mut firings));
+        assert_eq!(firings[0].at_ns, read);
+        assert_eq!(firings[0].onset_ns, Some(read - 5 * S));
+        assert!(!m.line(
+            &src(),
+            b"NCCL INFO Bootstrap : Using eth0",
+            read,
+            &mut firings
+        ));
     }
 
     #[test]
@@ -373,15 +369,18 @@ mod tests {
             " 65536      5000             23.10              22.95                0.043772",
             "---------------------------------------------------------------------------------------",
         ];
-        let mut hits = Vec::new();
+        let mut firings = Vec::new();
         let mut fired = Vec::new();
         for l in run {
-            if m.line(&src(), l.as_bytes(), 0, &mut hits) {
-                fired.append(&mut hits);
+            if m.line(&src(), l.as_bytes(), 0, &mut firings) {
+                fired.append(&mut firings);
             }
         }
         assert_eq!(fired.len(), 1, "{fired:?}");
-        assert_eq!(fired[0].trigger, 1);
+        assert_eq!(
+            m.spec(fired[0].trigger).map(|s| s.name.as_str()),
+            Some(PERFTEST_THRESHOLD_TRIGGER)
+        );
         let g = &fired[0].groups;
         for (k, v) in [
             ("device", "mlx5_0"),

@@ -20,7 +20,8 @@ use std::sync::Arc;
 use tripcap_triggers::{evidence, TimeContext, TriggerSet};
 
 use crate::clock::rfc3339;
-use crate::matcher::{Hit, Matcher};
+use crate::matcher::Matcher;
+use crate::recorder::Firing;
 
 /// What a dry run found.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -86,7 +87,7 @@ pub fn test_files(
         let source: Arc<Path> = Arc::from(file.as_path());
         let mut reader = BufReader::with_capacity(1 << 20, reader);
         let mut line = Vec::with_capacity(4096);
-        let mut hits: Vec<Hit> = Vec::new();
+        let mut firings: Vec<Firing> = Vec::new();
         let mut line_no = 0u64;
         summary.files += 1;
         loop {
@@ -99,12 +100,12 @@ pub fn test_files(
             summary.bytes += n as u64;
             let text = line.strip_suffix(b"\n").unwrap_or(&line);
             let text = text.strip_suffix(b"\r").unwrap_or(text);
-            if !matcher.line(&source, text, now, &mut hits) {
+            if !matcher.line(&source, text, now, &mut firings) {
                 continue;
             }
-            for h in &hits {
+            for f in &firings {
                 summary.firings += 1;
-                report(matcher, &shown, line_no, text, h, format, out)
+                report(matcher, &shown, line_no, text, f, format, out)
                     .map_err(|e| write_error(e, "stdout"))?;
             }
         }
@@ -125,14 +126,16 @@ fn report(
     file: &str,
     line_no: u64,
     text: &[u8],
-    hit: &Hit,
+    firing: &Firing,
     format: Format,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let spec = &matcher.specs()[hit.trigger];
+    let Some(spec) = matcher.spec(firing.trigger) else {
+        return Ok(());
+    };
     match format {
         Format::Json => {
-            let groups: serde_json::Map<String, serde_json::Value> = hit
+            let groups: serde_json::Map<String, serde_json::Value> = firing
                 .groups
                 .iter()
                 .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
@@ -160,7 +163,11 @@ fn report(
             writeln!(out, "{obj}")
         }
         Format::Table => {
-            let groups: Vec<String> = hit.groups.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let groups: Vec<String> = firing
+                .groups
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
             writeln!(
                 out,
                 "{:<32} {:<32} {:<20} {}",

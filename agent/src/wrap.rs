@@ -47,7 +47,8 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{Agent, AgentError, RunOptions};
 use crate::config::Config;
 use crate::follow::LogLine;
-use crate::matcher::{Hit, Matcher};
+use crate::matcher::Matcher;
+use crate::recorder::Firing;
 
 /// Lines waiting to be matched at most; beyond, lines are passed through unmatched.
 pub const LINE_QUEUE: usize = 4096;
@@ -257,18 +258,18 @@ fn spawn_dispatcher(
     tokio::spawn(async move {
         let mut agent_tx = agent_tx;
         let mut fallback = Matcher::new(set, None);
-        let mut hits = Vec::new();
+        let mut firings = Vec::new();
         while let Some(line) = line_rx.recv().await {
             if let Some(tx) = &agent_tx {
                 match tx.send(line).await {
                     Ok(()) => continue,
                     Err(back) => {
                         agent_tx = None;
-                        log_only(&mut fallback, &back.0, &mut hits);
+                        log_only(&mut fallback, &back.0, &mut firings);
                     }
                 }
             } else {
-                log_only(&mut fallback, &line, &mut hits);
+                log_only(&mut fallback, &line, &mut firings);
             }
         }
     })
@@ -331,10 +332,12 @@ async fn stop_agent(
     }
 }
 
-fn log_only(matcher: &mut Matcher, line: &LogLine, hits: &mut Vec<Hit>) {
-    if matcher.line(&line.path, &line.bytes, crate::clock::now_ns(), hits) {
-        for h in hits.iter() {
-            let spec = &matcher.specs()[h.trigger];
+fn log_only(matcher: &mut Matcher, line: &LogLine, firings: &mut Vec<Firing>) {
+    if matcher.line(&line.path, &line.bytes, crate::clock::now_ns(), firings) {
+        for f in firings.iter() {
+            let Some(spec) = matcher.spec(f.trigger) else {
+                continue;
+            };
             tracing::warn!(trigger = %spec.name, class = %spec.class, source = %line.path.display(), line = line.line_no, "trigger fired, not captured (no packets saved)");
         }
     }
