@@ -26,7 +26,8 @@
 //! *stall*.
 //!
 //! The loop allocates nothing per packet: per-connection state is created once, events for
-//! the picture are capped at [`MAX_EVENTS`].
+//! the picture are capped at [`MAX_EVENTS`]. It lives in [`analysis`]; this file holds the
+//! report's types.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -35,11 +36,13 @@ use serde::Serialize;
 
 use super::context::{CaptureContext, Reference};
 use super::finding::Finding;
-use super::track::{NakKind, PsnStep, Tracker};
 use super::whole::{Pauses, Sizes, Timeline};
 use crate::capture_file::reader::{self, Reader};
-use crate::wire::bth::{Opcode, Operation};
-use crate::wire::{self, Frame, FrameCounts};
+use crate::wire::FrameCounts;
+
+mod analysis;
+
+use analysis::Analysis;
 
 /// Version of the JSON schema written by [`Report::write_json`]. Version 2 added every
 /// field after `connections[].max_silence_at` and sorts connections worst first; no
@@ -286,24 +289,7 @@ pub fn analyze<R: Read>(
     reader: &mut Reader<R>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, reader::Error> {
-    let mut frames = FrameCounts::default();
-    let mut pfc_pause_frames = 0;
-    let mut tracker = Tracker::default();
-    let mut conns: Vec<ConnStats> = Vec::new();
-    let mut timeline = Timeline::default();
-    let mut sizes = Sizes::default();
-    let mut pauses = Pauses::default();
-    let mut arp_times: Vec<i64> = Vec::new();
-    let mut events: Vec<(i64, EventKind, Option<u32>)> = Vec::new();
-    let mut events_dropped = 0u64;
-    let mut push_event = |events: &mut Vec<_>, e| {
-        if events.len() < MAX_EVENTS {
-            events.push(e);
-        } else {
-            events_dropped += 1;
-        }
-    };
-    let (mut first_ns, mut last_ns) = (i64::MAX, i64::MIN);
+    let mut analysis = Analysis::default();
     let mut n: u64 = 0;
     loop {
         n += 1;
@@ -313,256 +299,10 @@ pub fn analyze<R: Read>(
         let Some(p) = reader.next_packet()? else {
             break;
         };
-        let frame = wire::parse_frame(p.link_type, p.data);
-        frames.add(&frame);
-        let ts = wire::frame_timestamp_ns(p.link_type, p.data).unwrap_or(p.ts_ns);
-        first_ns = first_ns.min(ts);
-        last_ns = last_ns.max(ts);
-        timeline.add(ts, u64::from(p.orig_len));
-        sizes.add_frame(p.orig_len);
-        let r = match frame {
-            Frame::Roce(r) => r,
-            Frame::MacControl(m) => {
-                if pauses.add(ts, &m) != 0 {
-                    pfc_pause_frames += 1;
-                    push_event(&mut events, (ts, EventKind::Pause, None));
-                }
-                continue;
-            }
-            Frame::Arp => {
-                if arp_times.len() < MAX_EVENTS {
-                    arp_times.push(ts);
-                }
-                push_event(&mut events, (ts, EventKind::Arp, None));
-                continue;
-            }
-            _ => continue,
-        };
-        let step = tracker.packet(ts, &r);
-        let bth = r.transport.bth();
-        if step.new_conn {
-            conns.push(ConnStats {
-                src: r.src.to_string(),
-                dst: r.dst.to_string(),
-                dest_qp: format!("0x{:06x}", bth.dest_qp()),
-                first_ns: ts,
-                last_ns: ts,
-                opcode_counts: vec![0; 256],
-                ..ConnStats::default()
-            });
-        }
-        let id = step.conn as usize;
-        if let Some(peer) = step.answered_conn {
-            if let Some(f) = conns.get_mut(peer as usize) {
-                f.ackreq_answered += u64::from(step.answered);
-            }
-        }
-        let Some(c) = conns.get_mut(id) else { continue };
-        c.packets += 1;
-        c.bytes += u64::from(p.orig_len);
-        c.last_ns = c.last_ns.max(ts);
-        if let Some(slot) = c.opcode_counts.get_mut(usize::from(bth.opcode_raw())) {
-            *slot += 1;
-        }
-        if step.ce {
-            c.ecn_ce += 1;
-            c.firsts.ecn_ce.get_or_insert(ts);
-        }
-        if step.pause_ns > c.max_silence_ns {
-            c.max_silence_ns = step.pause_ns;
-            c.max_silence_start = Some(ts - step.pause_ns);
-        }
-        if step.pause_ns >= SILENCE_MIN_NS {
-            c.note_silence(Silence {
-                start_ns: ts - step.pause_ns,
-                end_ns: ts,
-                ms: step.pause_ns as f64 / 1e6,
-                outstanding: step.pause_outstanding,
-                open: false,
-            });
-            if step.pause_outstanding && step.pause_ns >= STALL_MIN_NS {
-                c.stalls += 1;
-            }
-        }
-        if step.ackreq {
-            c.ackreq += 1;
-        }
-        match step.psn {
-            PsnStep::InOrder => {}
-            PsnStep::Gap { missing } => {
-                c.psn_gaps += 1;
-                c.psn_missing += u64::from(missing);
-                c.firsts.gap.get_or_insert(ts);
-            }
-            PsnStep::Duplicate => {
-                c.duplicates += 1;
-                c.firsts.duplicate.get_or_insert(ts);
-                push_event(&mut events, (ts, EventKind::Retransmit, Some(step.conn)));
-            }
-            PsnStep::Regression { from, to } => {
-                c.psn_regressions += 1;
-                if c.regression_episodes.len() < MAX_EPISODES {
-                    c.regression_episodes.push(Episode {
-                        at_ns: ts,
-                        from_psn: from,
-                        to_psn: to,
-                    });
-                }
-                push_event(&mut events, (ts, EventKind::Retransmit, Some(step.conn)));
-            }
-        }
-        if step.cnp {
-            c.cnps += 1;
-            c.firsts.cnp.get_or_insert(ts);
-            push_event(&mut events, (ts, EventKind::Cnp, Some(step.conn)));
-        }
-        if let Some(k) = step.nak {
-            let (count, first) = match k {
-                NakKind::Seq => (&mut c.naks_seq, &mut c.firsts.nak_seq),
-                NakKind::Rnr => (&mut c.naks_rnr, &mut c.firsts.nak_rnr),
-                NakKind::Other => (&mut c.naks_other, &mut c.firsts.nak_other),
-            };
-            *count += 1;
-            first.get_or_insert(ts);
-            push_event(&mut events, (ts, EventKind::Nak, Some(step.conn)));
-        }
-        if !r.transport.is_truncated() {
-            // Payload on the wire: frame length minus everything before it, pad and ICRC.
-            let tdata = r.transport.bth().into_inner();
-            let headers = tdata.len() - r.transport.payload().len();
-            let before = (tdata.as_ptr() as usize).saturating_sub(p.data.as_ptr() as usize);
-            let payload =
-                (p.orig_len as usize).saturating_sub(before + headers + usize::from(bth.pad()) + 4);
-            let segment = matches!(
-                r.transport.opcode(),
-                Opcode::Op(
-                    _,
-                    Operation::WriteFirst
-                        | Operation::WriteMiddle
-                        | Operation::SendFirst
-                        | Operation::SendMiddle
-                        | Operation::ReadResponseFirst
-                        | Operation::ReadResponseMiddle
-                )
-            );
-            sizes.add_payload(u32::try_from(payload).unwrap_or(u32::MAX), segment);
-        }
+        analysis.packet(&p);
     }
     progress(reader.offset());
-    if first_ns > last_ns {
-        (first_ns, last_ns) = (0, 0);
-    }
-    sizes.finish();
-
-    // End of capture: open silences and unanswered requests.
-    for (_, t) in tracker.iter() {
-        let Some(c) = conns.get_mut(t.id as usize) else {
-            continue;
-        };
-        let quiet = last_ns - t.last_ts;
-        if quiet > c.max_silence_ns {
-            c.max_silence_ns = quiet;
-            c.max_silence_start = Some(t.last_ts);
-            c.max_silence_open = true;
-        }
-        if quiet >= SILENCE_MIN_NS {
-            let outstanding = t.outstanding() && t.last_answer_ts <= t.last_ts;
-            c.note_silence(Silence {
-                start_ns: t.last_ts,
-                end_ns: last_ns,
-                ms: quiet as f64 / 1e6,
-                outstanding,
-                open: true,
-            });
-            if outstanding && quiet >= STALL_MIN_NS {
-                c.stalls += 1;
-            }
-        }
-        c.ackreq_unanswered = t.pending_before(last_ns - ANSWER_GRACE_NS) as u64;
-        if c.ackreq_unanswered > 0 {
-            c.oldest_unanswered_ns = t.oldest_pending();
-        }
-    }
-    for c in &mut conns {
-        c.max_silence_ms = c.max_silence_ns as f64 / 1e6;
-        if let Some(start) = c.max_silence_start {
-            c.max_silence_at = crate::clock::rfc3339(start);
-        }
-        for (code, &count) in c.opcode_counts.iter().enumerate() {
-            if count > 0 {
-                c.opcodes
-                    .insert(Opcode::from(code as u8).to_string(), count);
-            }
-        }
-        c.score = c.compute_score();
-    }
-
-    // ARP inside silences.
-    let mut arp = ArpStats {
-        packets: frames.arp,
-        ..ArpStats::default()
-    };
-    for &t in &arp_times {
-        let mut any = false;
-        let mut stalled = false;
-        for s in conns.iter().flat_map(|c| c.silences.iter()) {
-            if s.start_ns < t && t < s.end_ns {
-                any = true;
-                stalled |= s.outstanding;
-            }
-        }
-        if any {
-            arp.in_silence += 1;
-            if arp.in_silence_at_ns.len() < 32 {
-                arp.in_silence_at_ns.push(t);
-            }
-        }
-        arp.in_stall += u64::from(stalled);
-    }
-
-    // Worst first; events point at the sorted positions.
-    let mut order: Vec<usize> = (0..conns.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (x, y) = (&conns[a], &conns[b]);
-        y.score
-            .cmp(&x.score)
-            .then(y.packets.cmp(&x.packets))
-            .then_with(|| (&x.src, &x.dst, &x.dest_qp).cmp(&(&y.src, &y.dst, &y.dest_qp)))
-    });
-    let mut position = vec![0usize; conns.len()];
-    for (pos, &i) in order.iter().enumerate() {
-        position[i] = pos;
-    }
-    let mut slots: Vec<Option<ConnStats>> = conns.into_iter().map(Some).collect();
-    let connections: Vec<ConnStats> = order.iter().filter_map(|&i| slots[i].take()).collect();
-    let mut events: Vec<Event> = events
-        .into_iter()
-        .map(|(ts, kind, conn)| Event {
-            ts,
-            kind,
-            conn: conn.and_then(|c| position.get(c as usize).copied()),
-        })
-        .collect();
-    events.sort_by_key(|e| e.ts);
-
-    Ok(Report {
-        schema: "tripcap.analyze.connections",
-        version: SCHEMA_VERSION,
-        frames,
-        pfc_pause_frames,
-        first_ns,
-        last_ns,
-        reference: None,
-        capture: None,
-        timeline,
-        sizes,
-        pauses,
-        arp,
-        findings: Vec::new(),
-        connections,
-        events,
-        events_dropped,
-    })
+    Ok(analysis.finish())
 }
 
 impl Report {

@@ -10,8 +10,8 @@
 
 use std::io::{self, Write};
 
-use super::connections::{Report, STALL_MIN_NS};
-use super::context::{CaptureContext, Reference};
+use super::connections::{ConnStats, Report, STALL_MIN_NS};
+use super::context::CaptureContext;
 use super::finding::{Finding, Severity};
 use crate::clock::rfc3339_millis;
 
@@ -33,25 +33,68 @@ impl Report {
 
 /// Every finding of a report, untimed first, then in time order.
 pub fn findings(r: &Report) -> Vec<Finding> {
-    let reference = r
-        .reference
-        .clone()
-        .unwrap_or_else(|| Reference::capture_start(r.first_ns));
-    let rel = |ts: i64| (ts - reference.at_ns) as f64 / 1e9;
-    let mut out = Vec::new();
-    let mut add = |at: Option<i64>, severity, kind, conn: Option<String>, text: String| {
-        out.push(Finding {
+    let reference = r.reference.as_ref().map_or(r.first_ns, |x| x.at_ns);
+    let mut f = Findings {
+        reference,
+        out: Vec::new(),
+    };
+    if let Some(c) = &r.capture {
+        f.capture(c);
+    }
+    for c in &r.connections {
+        f.connection(c);
+    }
+    f.pauses(r);
+    for &t in &r.arp.in_silence_at_ns {
+        f.add(
+            Some(t),
+            Severity::Info,
+            "arp_in_silence",
+            None,
+            "ARP while a queue pair was silent (neighbour resolution during a pause?)".to_owned(),
+        );
+    }
+    let mut out = f.out;
+    out.sort_by(|a, b| {
+        a.at_ns
+            .is_some()
+            .cmp(&b.at_ns.is_some())
+            .then(a.at_ns.cmp(&b.at_ns))
+            .then(a.severity.cmp(&b.severity))
+    });
+    out
+}
+
+/// The findings so far, with times relative to `reference` (ns since the epoch).
+struct Findings {
+    reference: i64,
+    out: Vec<Finding>,
+}
+
+impl Findings {
+    fn add(
+        &mut self,
+        at: Option<i64>,
+        severity: Severity,
+        kind: &'static str,
+        conn: Option<String>,
+        text: String,
+    ) {
+        let reference = self.reference;
+        self.out.push(Finding {
             at_ns: at,
-            rel_s: at.map(rel),
+            rel_s: at.map(|ts| (ts - reference) as f64 / 1e9),
             severity,
             kind,
             conn,
             text,
         })
-    };
-    if let Some(c) = &r.capture {
+    }
+
+    /// What the sidecar says: an incomplete window, drops, RDMA counters that moved.
+    fn capture(&mut self, c: &CaptureContext) {
         if c.complete == Some(false) {
-            add(
+            self.add(
                 None,
                 Severity::Warning,
                 "incomplete",
@@ -63,7 +106,7 @@ pub fn findings(r: &Report) -> Vec<Finding> {
             );
         }
         if c.kernel_drops + c.if_drops + c.ring_evictions + c.ring_full_drops > 0 {
-            add(
+            self.add(
                 None,
                 Severity::Warning,
                 "drops",
@@ -77,7 +120,7 @@ pub fn findings(r: &Report) -> Vec<Finding> {
         if let Some(d) = c.rdma_counters.as_ref().and_then(|r| r.delta.as_ref()) {
             let nz: Vec<String> = d.non_zero().map(|(n, v)| format!("{n} +{v}")).collect();
             if !nz.is_empty() {
-                add(
+                self.add(
                     None,
                     Severity::Info,
                     "rdma_counters",
@@ -87,7 +130,10 @@ pub fn findings(r: &Report) -> Vec<Finding> {
             }
         }
     }
-    for c in &r.connections {
+
+    /// One connection's stalls, first go-back-N, first problem of each kind and
+    /// unanswered requests.
+    fn connection(&mut self, c: &ConnStats) {
         let label = Some(c.label());
         for s in c
             .silences
@@ -99,7 +145,7 @@ pub fn findings(r: &Report) -> Vec<Finding> {
             } else {
                 format!("stalled {:.1} ms with requests outstanding", s.ms)
             };
-            add(
+            self.add(
                 Some(s.start_ns),
                 Severity::Error,
                 "stall",
@@ -108,7 +154,7 @@ pub fn findings(r: &Report) -> Vec<Finding> {
             );
         }
         if let Some(e) = c.regression_episodes.first() {
-            add(
+            self.add(
                 Some(e.at_ns),
                 Severity::Warning,
                 "go_back_n",
@@ -119,73 +165,13 @@ pub fn findings(r: &Report) -> Vec<Finding> {
                 ),
             );
         }
-        let f = &c.firsts;
-        let mut first = |at: Option<i64>, n: u64, sev, kind, what: &str| {
-            if let (Some(at), true) = (at, n > 0) {
-                add(
-                    Some(at),
-                    sev,
-                    kind,
-                    label.clone(),
-                    format!("{n} {what} (first here)"),
-                );
-            }
-        };
-        first(
-            f.nak_seq,
-            c.naks_seq,
-            Severity::Warning,
-            "nak_seq",
-            "NAK PSN sequence error",
-        );
-        first(
-            f.nak_rnr,
-            c.naks_rnr,
-            Severity::Warning,
-            "nak_rnr",
-            "RNR NAK",
-        );
-        first(
-            f.nak_other,
-            c.naks_other,
-            Severity::Error,
-            "nak_other",
-            "NAK (invalid request / access / operational error)",
-        );
-        first(
-            f.gap,
-            c.psn_gaps,
-            Severity::Warning,
-            "psn_gap",
-            "PSN gaps (packets missing at the capture point)",
-        );
-        first(
-            f.duplicate,
-            c.duplicates,
-            Severity::Warning,
-            "duplicate",
-            "re-sent requests (timeout or RNR retry)",
-        );
-        first(
-            f.cnp,
-            c.cnps,
-            Severity::Info,
-            "cnp",
-            "CNPs (congestion notifications)",
-        );
-        first(
-            f.ecn_ce,
-            c.ecn_ce,
-            Severity::Info,
-            "ecn_ce",
-            "ECN-CE marked packets",
-        );
+        self.firsts(c, &label);
         if c.ackreq_unanswered > 0 {
-            add(
+            self.add(
                 c.oldest_unanswered_ns,
                 Severity::Error,
                 "unanswered",
-                label.clone(),
+                label,
                 format!(
                     "{} of {} AckReq requests never answered (oldest here)",
                     c.ackreq_unanswered, c.ackreq
@@ -193,50 +179,104 @@ pub fn findings(r: &Report) -> Vec<Finding> {
             );
         }
     }
-    for (prio, p) in r.pauses.pfc.iter().enumerate() {
+
+    /// Per kind of problem on a connection: how many, at the first one.
+    fn firsts(&mut self, c: &ConnStats, label: &Option<String>) {
+        let f = &c.firsts;
+        let kinds = [
+            (
+                f.nak_seq,
+                c.naks_seq,
+                Severity::Warning,
+                "nak_seq",
+                "NAK PSN sequence error",
+            ),
+            (
+                f.nak_rnr,
+                c.naks_rnr,
+                Severity::Warning,
+                "nak_rnr",
+                "RNR NAK",
+            ),
+            (
+                f.nak_other,
+                c.naks_other,
+                Severity::Error,
+                "nak_other",
+                "NAK (invalid request / access / operational error)",
+            ),
+            (
+                f.gap,
+                c.psn_gaps,
+                Severity::Warning,
+                "psn_gap",
+                "PSN gaps (packets missing at the capture point)",
+            ),
+            (
+                f.duplicate,
+                c.duplicates,
+                Severity::Warning,
+                "duplicate",
+                "re-sent requests (timeout or RNR retry)",
+            ),
+            (
+                f.cnp,
+                c.cnps,
+                Severity::Info,
+                "cnp",
+                "CNPs (congestion notifications)",
+            ),
+            (
+                f.ecn_ce,
+                c.ecn_ce,
+                Severity::Info,
+                "ecn_ce",
+                "ECN-CE marked packets",
+            ),
+        ];
+        for (at, n, severity, kind, what) in kinds {
+            if let (Some(at), true) = (at, n > 0) {
+                self.add(
+                    Some(at),
+                    severity,
+                    kind,
+                    label.clone(),
+                    format!("{n} {what} (first here)"),
+                );
+            }
+        }
+    }
+
+    /// PFC per priority and 802.3x PAUSE, at their first XOFF.
+    fn pauses(&mut self, r: &Report) {
+        for (prio, p) in r.pauses.pfc.iter().enumerate() {
+            if p.xoff > 0 {
+                self.add(
+                    p.first_xoff_ns,
+                    Severity::Warning,
+                    "pfc",
+                    None,
+                    format!(
+                        "PFC priority {prio}: {} XOFF, {} XON frames, {} pause quanta",
+                        p.xoff, p.xon, p.quanta
+                    ),
+                );
+            }
+        }
+        let p = &r.pauses.pause_8023x;
         if p.xoff > 0 {
-            add(
+            self.add(
                 p.first_xoff_ns,
                 Severity::Warning,
-                "pfc",
+                "pause",
                 None,
                 format!(
-                    "PFC priority {prio}: {} XOFF, {} XON frames, {} pause quanta",
+                    "802.3x PAUSE: {} XOFF, {} XON frames, {} quanta",
                     p.xoff, p.xon, p.quanta
                 ),
             );
         }
     }
-    let p = &r.pauses.pause_8023x;
-    if p.xoff > 0 {
-        add(
-            p.first_xoff_ns,
-            Severity::Warning,
-            "pause",
-            None,
-            format!(
-                "802.3x PAUSE: {} XOFF, {} XON frames, {} quanta",
-                p.xoff, p.xon, p.quanta
-            ),
-        );
-    }
-    for &t in &r.arp.in_silence_at_ns {
-        add(
-            Some(t),
-            Severity::Info,
-            "arp_in_silence",
-            None,
-            "ARP while a queue pair was silent (neighbour resolution during a pause?)".to_owned(),
-        );
-    }
-    out.sort_by(|a, b| {
-        a.at_ns
-            .is_some()
-            .cmp(&b.at_ns.is_some())
-            .then(a.at_ns.cmp(&b.at_ns))
-            .then(a.severity.cmp(&b.severity))
-    });
-    out
 }
 
 /// `T+1.234567 s` (trigger) or `+1.234567 s` (capture start).
@@ -263,6 +303,32 @@ fn relative(r: &Report, s: f64) -> String {
 
 /// The readable summary.
 pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    write_frames(r, out)?;
+    write_reference(r, out)?;
+    write_figures(r, out)?;
+    if let Some(c) = &r.capture {
+        write_capture(c, out)?;
+    }
+    if r.pfc_pause_frames > 0 {
+        writeln!(
+            out,
+            "{} PFC/PAUSE frames paused traffic",
+            r.pfc_pause_frames
+        )?;
+    }
+    if r.arp.packets > 0 {
+        writeln!(
+            out,
+            "ARP: {} packets, {} inside a QP silence ({} inside a stall)",
+            r.arp.packets, r.arp.in_silence, r.arp.in_stall
+        )?;
+    }
+    write_findings(r, out)?;
+    write_connections(r, out)
+}
+
+/// Frame classes and the capture's span.
+fn write_frames(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     let f = &r.frames;
     writeln!(
         out,
@@ -290,7 +356,11 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         rfc3339_millis(r.first_ns),
         rfc3339_millis(r.last_ns),
         (r.last_ns - r.first_ns) as f64 / 1e9
-    )?;
+    )
+}
+
+/// What times are relative to: the trigger (and its onset), or the first packet.
+fn write_reference(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     match &r.reference {
         Some(x) if x.kind == "trigger" => {
             write!(
@@ -300,15 +370,19 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 rfc3339_millis(x.at_ns)
             )?;
             match x.onset_ns {
-                Some(o) => writeln!(out, "; onset at T{:+.6} s", (o - x.at_ns) as f64 / 1e9)?,
-                None => writeln!(out)?,
+                Some(o) => writeln!(out, "; onset at T{:+.6} s", (o - x.at_ns) as f64 / 1e9),
+                None => writeln!(out),
             }
         }
         _ => writeln!(
             out,
             "no trigger (no sidecar): times below are relative to the first packet"
-        )?,
+        ),
     }
+}
+
+/// Throughput and sizes.
+fn write_figures(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     let t = &r.timeline;
     let mean = if r.last_ns > r.first_ns {
         t.bytes.iter().sum::<u64>() as f64 * 8.0 / (r.last_ns - r.first_ns) as f64
@@ -328,55 +402,47 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             out,
             "sizes: largest frame {} B; path MTU {m} (from multi-packet messages)",
             s.max_frame
-        )?,
+        ),
         (Some(m), _) => writeln!(
             out,
             "sizes: largest frame {} B; path MTU at least {m} (no multi-packet message seen)",
             s.max_frame
-        )?,
-        _ => writeln!(out, "sizes: largest frame {} B", s.max_frame)?,
+        ),
+        _ => writeln!(out, "sizes: largest frame {} B", s.max_frame),
     }
-    if let Some(c) = &r.capture {
-        writeln!(
-            out,
-            "capture: {} trigger(s), {}; kernel drops {}, NIC drops {}, ring evictions {}, ring-full drops {}",
-            c.triggers,
-            match c.complete {
-                Some(true) => "window complete",
-                Some(false) => "window INCOMPLETE",
-                None => "window coverage unknown",
-            },
-            c.kernel_drops,
-            c.if_drops,
-            c.ring_evictions,
-            c.ring_full_drops
-        )?;
-        match c.rdma_counters.as_ref().and_then(|x| x.delta.as_ref()) {
-            Some(d) => {
-                let nz: Vec<String> = d.non_zero().map(|(n, v)| format!("{n} +{v}")).collect();
-                if nz.is_empty() {
-                    writeln!(out, "RDMA counters: no change from trigger to end")?;
-                } else {
-                    writeln!(out, "RDMA counters (trigger to end): {}", nz.join(", "))?;
-                }
+}
+
+/// What the sidecar says: triggers, window coverage, drops, RDMA counters.
+fn write_capture(c: &CaptureContext, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "capture: {} trigger(s), {}; kernel drops {}, NIC drops {}, ring evictions {}, ring-full drops {}",
+        c.triggers,
+        match c.complete {
+            Some(true) => "window complete",
+            Some(false) => "window INCOMPLETE",
+            None => "window coverage unknown",
+        },
+        c.kernel_drops,
+        c.if_drops,
+        c.ring_evictions,
+        c.ring_full_drops
+    )?;
+    match c.rdma_counters.as_ref().and_then(|x| x.delta.as_ref()) {
+        Some(d) => {
+            let nz: Vec<String> = d.non_zero().map(|(n, v)| format!("{n} +{v}")).collect();
+            if nz.is_empty() {
+                writeln!(out, "RDMA counters: no change from trigger to end")
+            } else {
+                writeln!(out, "RDMA counters (trigger to end): {}", nz.join(", "))
             }
-            None => writeln!(out, "RDMA counters: not recorded")?,
         }
+        None => writeln!(out, "RDMA counters: not recorded"),
     }
-    if r.pfc_pause_frames > 0 {
-        writeln!(
-            out,
-            "{} PFC/PAUSE frames paused traffic",
-            r.pfc_pause_frames
-        )?;
-    }
-    if r.arp.packets > 0 {
-        writeln!(
-            out,
-            "ARP: {} packets, {} inside a QP silence ({} inside a stall)",
-            r.arp.packets, r.arp.in_silence, r.arp.in_stall
-        )?;
-    }
+}
+
+/// The findings in time order.
+fn write_findings(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{} findings:", r.findings.len())?;
     for f in &r.findings {
         writeln!(
@@ -395,33 +461,17 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             f.text
         )?;
     }
+    Ok(())
+}
+
+/// One line per connection, worst first.
+fn write_connections(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "{} connections (src > dst QP), worst first:",
         r.connections.len()
     )?;
     for c in &r.connections {
-        let mut problems = Vec::new();
-        let mut add = |n: u64, what: &str| {
-            if n > 0 {
-                problems.push(format!("{n} {what}"));
-            }
-        };
-        add(c.stalls, "stalls");
-        add(c.psn_gaps, "PSN gaps");
-        add(c.psn_regressions, "go-back-N");
-        add(c.duplicates, "duplicates");
-        add(c.naks_seq, "NAK seq");
-        add(c.naks_rnr, "RNR NAK");
-        add(c.naks_other, "other NAK");
-        add(c.ackreq_unanswered, "unanswered AckReq");
-        add(c.cnps, "CNP");
-        add(c.ecn_ce, "ECN-CE");
-        let problems = if problems.is_empty() {
-            "ok".to_owned()
-        } else {
-            problems.join(", ")
-        };
         let when = match c.max_silence_start {
             Some(at) if c.max_silence_open => {
                 format!("from {} to the end of the capture", stamp_at(r, at))
@@ -432,8 +482,39 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "  {} > {} {}: {} packets, {} bytes, longest silence {:.3} ms {when}; {}",
-            c.src, c.dst, c.dest_qp, c.packets, c.bytes, c.max_silence_ms, problems
+            c.src,
+            c.dst,
+            c.dest_qp,
+            c.packets,
+            c.bytes,
+            c.max_silence_ms,
+            problems(c)
         )?;
     }
     Ok(())
+}
+
+/// A connection's problem counters in words (`ok` without any).
+fn problems(c: &ConnStats) -> String {
+    let mut problems = Vec::new();
+    let mut add = |n: u64, what: &str| {
+        if n > 0 {
+            problems.push(format!("{n} {what}"));
+        }
+    };
+    add(c.stalls, "stalls");
+    add(c.psn_gaps, "PSN gaps");
+    add(c.psn_regressions, "go-back-N");
+    add(c.duplicates, "duplicates");
+    add(c.naks_seq, "NAK seq");
+    add(c.naks_rnr, "RNR NAK");
+    add(c.naks_other, "other NAK");
+    add(c.ackreq_unanswered, "unanswered AckReq");
+    add(c.cnps, "CNP");
+    add(c.ecn_ce, "ECN-CE");
+    if problems.is_empty() {
+        "ok".to_owned()
+    } else {
+        problems.join(", ")
+    }
 }

@@ -17,8 +17,9 @@
 //! Modules, each importing only those before it: [`track`] (the per-QP state machine,
 //! shared with the live packet triggers), [`whole`] (timeline, sizes, pauses), [`context`]
 //! (the sidecar's trigger, drops and counters), [`finding`] (the finding type),
-//! [`connections`] (the analysis loop and the report), [`findings`] (computes the findings
-//! and writes the summary text), [`svg`], [`packets`]. [`analyze_file`] runs
+//! [`connections`] (the report; the analysis loop is its child `connections::analysis`),
+//! [`findings`] (computes the findings and writes the summary text), [`svg`],
+//! [`packets`]. [`analyze_file`] runs
 //! [`connections::analyze`] and then always [`connections::Report::set_context`], which
 //! computes the findings.
 //! The JSON schema is documented in `docs/analyze-schema.md`.

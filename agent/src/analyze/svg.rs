@@ -17,9 +17,11 @@
 //! Large captures stay small: the throughput line is averaged down to at most
 //! [`MAX_POINTS`] points and at most one marker is drawn per pixel column and row.
 
+use plotters::coord::{types::RangedCoordf64, Shift};
 use plotters::prelude::*;
 
 use super::connections::{EventKind, Report};
+use super::context::Reference;
 
 /// Width of the picture in pixels.
 pub const WIDTH: u32 = 1400;
@@ -56,26 +58,69 @@ pub fn render(r: &Report) -> Result<String, String> {
     Ok(buf)
 }
 
-fn draw(r: &Report, buf: &mut String) -> Result<(), Box<dyn std::error::Error>> {
-    let reference = r.reference.as_ref();
-    let t0 = reference.map_or(r.first_ns, |x| x.at_ns);
-    let is_trigger = reference.is_some_and(|x| x.kind == "trigger");
-    let sec = |ts: i64| (ts - t0) as f64 / 1e9;
-    let mut x0 = sec(r.first_ns);
-    let mut x1 = sec(r.last_ns);
-    if is_trigger {
-        x0 = x0.min(0.0);
-        x1 = x1.max(0.0);
-        if let Some(o) = reference.and_then(|x| x.onset_ns) {
-            x0 = x0.min(sec(o));
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The shared time axis: seconds from `t0` (the trigger, else the first packet), drawn
+/// from `x0` to `x1`.
+struct Axis<'r> {
+    reference: Option<&'r Reference>,
+    t0: i64,
+    x0: f64,
+    x1: f64,
+    is_trigger: bool,
+}
+
+impl<'r> Axis<'r> {
+    /// The capture's span (and the trigger and onset, when there is one), padded by 1%.
+    fn of(r: &'r Report) -> Axis<'r> {
+        let reference = r.reference.as_ref();
+        let mut axis = Axis {
+            reference,
+            t0: reference.map_or(r.first_ns, |x| x.at_ns),
+            x0: 0.0,
+            x1: 0.0,
+            is_trigger: reference.is_some_and(|x| x.kind == "trigger"),
+        };
+        let mut x0 = axis.sec(r.first_ns);
+        let mut x1 = axis.sec(r.last_ns);
+        if axis.is_trigger {
+            x0 = x0.min(0.0);
+            x1 = x1.max(0.0);
+            if let Some(o) = reference.and_then(|x| x.onset_ns) {
+                x0 = x0.min(axis.sec(o));
+            }
+        }
+        if x1 - x0 < 1e-3 {
+            x1 = x0 + 1e-3;
+        }
+        let pad = (x1 - x0) * 0.01;
+        (axis.x0, axis.x1) = (x0 - pad, x1 + pad);
+        axis
+    }
+
+    /// Seconds from `t0`.
+    fn sec(&self, ts: i64) -> f64 {
+        (ts - self.t0) as f64 / 1e9
+    }
+
+    /// The trigger, when times are relative to one.
+    fn trigger(&self) -> Option<&'r Reference> {
+        self.reference.filter(|x| x.kind == "trigger")
+    }
+
+    fn x_desc(&self) -> &'static str {
+        if self.is_trigger {
+            "seconds from the trigger"
+        } else {
+            "seconds"
         }
     }
-    if x1 - x0 < 1e-3 {
-        x1 = x0 + 1e-3;
-    }
-    let pad = (x1 - x0) * 0.01;
-    let (x0, x1) = (x0 - pad, x1 + pad);
+}
 
+fn draw(r: &Report, buf: &mut String) -> DrawResult {
+    let axis = Axis::of(r);
     let busy: Vec<usize> = (0..r.connections.len())
         .filter(|&i| r.connections[i].packets >= 2)
         .collect();
@@ -87,181 +132,223 @@ fn draw(r: &Report, buf: &mut String) -> Result<(), Box<dyn std::error::Error>> 
         let root = SVGBackend::with_string(buf, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE)?;
         let (top, bottom) = root.split_vertically(TOP_H);
-
-        // 1. Throughput.
-        let t = &r.timeline;
-        let n = t.packets.len();
-        let group = n.div_ceil(MAX_POINTS).max(1);
-        let bin_s = t.bin_ns() as f64 / 1e9;
-        let points: Vec<(f64, f64)> = (0..n)
-            .step_by(group)
-            .map(|i| {
-                let end = (i + group).min(n);
-                let gbps = (i..end).map(|j| t.gbps(j)).sum::<f64>() / (end - i) as f64;
-                (
-                    sec(t.start_ns) + (i as f64 + (end - i) as f64 / 2.0) * bin_s,
-                    gbps,
-                )
-            })
-            .collect();
-        let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-6) * 1.1;
-        let title = match reference {
-            Some(x) if x.kind == "trigger" => format!(
-                "throughput ({} ms bins); trigger `{}` at T=0",
-                t.bin_ms, x.name
-            ),
-            _ => format!(
-                "throughput ({} ms bins); no trigger, t=0 is the first packet",
-                t.bin_ms
-            ),
-        };
-        let mut chart = ChartBuilder::on(&top)
-            .caption(title, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(LEFT - 10)
-            .build_cartesian_2d(x0..x1, 0f64..ymax)?;
-        chart
-            .configure_mesh()
-            .x_desc(if is_trigger {
-                "seconds from the trigger"
-            } else {
-                "seconds"
-            })
-            .y_desc("Gbit/s")
-            .light_line_style(RGBColor(240, 240, 240))
-            .draw()?;
-        chart.draw_series(LineSeries::new(points, BLUE.stroke_width(2)))?;
-        if let Some(x) = reference.filter(|x| x.kind == "trigger") {
-            let mut mark =
-                |at: f64, color: RGBColor, label: &str| -> Result<(), Box<dyn std::error::Error>> {
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(at, 0.0), (at, ymax)],
-                        color.stroke_width(2),
-                    )))?;
-                    chart.draw_series(std::iter::once(Text::new(
-                        label.to_owned(),
-                        (at, ymax * 0.97),
-                        ("sans-serif", 14).into_font().color(&color),
-                    )))?;
-                    Ok(())
-                };
-            if let Some(o) = x.onset_ns {
-                mark(sec(o), ONSET, " onset")?;
-            }
-            mark(0.0, TRIGGER, " trigger")?;
-        }
-
-        // 2 + 3. Event rows and queue-pair lanes on one categorical y axis.
-        let labels: Vec<String> = KINDS
-            .iter()
-            .map(|k| k.1.to_owned())
-            .chain(lanes.iter().map(|&i| {
-                let c = &r.connections[i];
-                format!("{}>{} {}", c.src, c.dst, c.dest_qp)
-            }))
-            .collect();
-        let rows_f = rows as f64;
-        let mut caption = String::from(
-            "events, and queue pairs (blue: active, red: stalled with requests outstanding, grey: idle)",
-        );
-        if busy.len() > lanes.len() {
-            caption.push_str(&format!(
-                "; {} of {} queue pairs drawn, the worst first: all are in the JSON report",
-                lanes.len(),
-                busy.len()
-            ));
-        }
-        let mut chart = ChartBuilder::on(&bottom)
-            .caption(caption, ("sans-serif", 15))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(LEFT - 10)
-            .build_cartesian_2d(x0..x1, 0f64..rows_f)?;
-        let label_of = |y: &f64| {
-            let row = (rows_f - y - 0.5).round();
-            if (rows_f - y - 0.5 - row).abs() < 1e-6 && row >= 0.0 {
-                labels.get(row as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(rows * 2 + 1)
-            .y_label_formatter(&label_of)
-            .x_desc(if is_trigger {
-                "seconds from the trigger"
-            } else {
-                "seconds"
-            })
-            .light_line_style(RGBColor(245, 245, 245))
-            .draw()?;
-        // Row centre of row k (0 = top).
-        let y_of = |k: usize| rows_f - k as f64 - 0.5;
-        let width_px = f64::from(WIDTH - LEFT - 20);
-        let px = |x: f64| ((x - x0) / (x1 - x0) * width_px) as i64;
-
-        for (k, &i) in lanes.iter().enumerate() {
-            let c = &r.connections[i];
-            let y = y_of(KINDS.len() + k);
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(sec(c.first_ns), y - 0.3), (sec(c.last_ns), y + 0.3)],
-                LANE.filled(),
-            )))?;
-            chart.draw_series(c.silences.iter().map(|s| {
-                Rectangle::new(
-                    [(sec(s.start_ns), y - 0.3), (sec(s.end_ns), y + 0.3)],
-                    if s.outstanding {
-                        STALL.filled()
-                    } else {
-                        IDLE.filled()
-                    },
-                )
-            }))?;
-            if let Some(s) = c.silences.iter().find(|s| s.outstanding) {
-                chart.draw_series(std::iter::once(Text::new(
-                    format!(" {:.0} ms", s.ms),
-                    (sec(s.start_ns), y + 0.45),
-                    ("sans-serif", 11).into_font().color(&STALL),
-                )))?;
-            }
-        }
-        for (k, (kind, _, color)) in KINDS.iter().enumerate() {
-            let mut last_px = i64::MIN;
-            let mut lane_px = vec![i64::MIN; lanes.len()];
-            let mut marks = Vec::new();
-            for e in r.events.iter().filter(|e| e.kind == *kind) {
-                let x = sec(e.ts);
-                let p = px(x);
-                if p != last_px {
-                    last_px = p;
-                    marks.push((x, y_of(k)));
-                }
-                if let Some(lane) = e.conn.and_then(|c| lanes.iter().position(|&l| l == c)) {
-                    if lane_px[lane] != p {
-                        lane_px[lane] = p;
-                        marks.push((x, y_of(KINDS.len() + lane)));
-                    }
-                }
-            }
-            chart.draw_series(
-                marks
-                    .into_iter()
-                    .map(|(x, y)| TriangleMarker::new((x, y), 5, color.filled())),
-            )?;
-        }
-        if let Some(x) = reference.filter(|x| x.kind == "trigger") {
-            let line = |at: f64, color: RGBColor| {
-                PathElement::new(vec![(at, 0.0), (at, rows_f)], color.stroke_width(1))
-            };
-            if let Some(o) = x.onset_ns {
-                chart.draw_series(std::iter::once(line(sec(o), ONSET)))?;
-            }
-            chart.draw_series(std::iter::once(line(0.0, TRIGGER)))?;
-        }
+        draw_throughput(&top, r, &axis)?;
+        draw_rows(&bottom, r, &axis, lanes, busy.len())?;
         root.present()?;
+    }
+    Ok(())
+}
+
+/// The top part (1): throughput, averaged down to at most [`MAX_POINTS`] points, with
+/// the trigger and onset lines.
+fn draw_throughput(area: &Area<'_>, r: &Report, axis: &Axis<'_>) -> DrawResult {
+    let t = &r.timeline;
+    let n = t.packets.len();
+    let group = n.div_ceil(MAX_POINTS).max(1);
+    let bin_s = t.bin_ns() as f64 / 1e9;
+    let points: Vec<(f64, f64)> = (0..n)
+        .step_by(group)
+        .map(|i| {
+            let end = (i + group).min(n);
+            let gbps = (i..end).map(|j| t.gbps(j)).sum::<f64>() / (end - i) as f64;
+            (
+                axis.sec(t.start_ns) + (i as f64 + (end - i) as f64 / 2.0) * bin_s,
+                gbps,
+            )
+        })
+        .collect();
+    let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-6) * 1.1;
+    let title = match axis.reference {
+        Some(x) if x.kind == "trigger" => format!(
+            "throughput ({} ms bins); trigger `{}` at T=0",
+            t.bin_ms, x.name
+        ),
+        _ => format!(
+            "throughput ({} ms bins); no trigger, t=0 is the first packet",
+            t.bin_ms
+        ),
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(LEFT - 10)
+        .build_cartesian_2d(axis.x0..axis.x1, 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .x_desc(axis.x_desc())
+        .y_desc("Gbit/s")
+        .light_line_style(RGBColor(240, 240, 240))
+        .draw()?;
+    chart.draw_series(LineSeries::new(points, BLUE.stroke_width(2)))?;
+    if let Some(x) = axis.trigger() {
+        let mut mark = |at: f64, color: RGBColor, label: &str| -> DrawResult {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(at, 0.0), (at, ymax)],
+                color.stroke_width(2),
+            )))?;
+            chart.draw_series(std::iter::once(Text::new(
+                label.to_owned(),
+                (at, ymax * 0.97),
+                ("sans-serif", 14).into_font().color(&color),
+            )))?;
+            Ok(())
+        };
+        if let Some(o) = x.onset_ns {
+            mark(axis.sec(o), ONSET, " onset")?;
+        }
+        mark(0.0, TRIGGER, " trigger")?;
+    }
+    Ok(())
+}
+
+/// The bottom part (2 and 3): event rows and queue-pair lanes (connections `lanes` of
+/// `busy`) on one categorical y axis.
+fn draw_rows(
+    area: &Area<'_>,
+    r: &Report,
+    axis: &Axis<'_>,
+    lanes: &[usize],
+    busy: usize,
+) -> DrawResult {
+    let rows = KINDS.len() + lanes.len();
+    let labels: Vec<String> = KINDS
+        .iter()
+        .map(|k| k.1.to_owned())
+        .chain(lanes.iter().map(|&i| {
+            let c = &r.connections[i];
+            format!("{}>{} {}", c.src, c.dst, c.dest_qp)
+        }))
+        .collect();
+    let rows_f = rows as f64;
+    let mut caption = String::from(
+        "events, and queue pairs (blue: active, red: stalled with requests outstanding, grey: idle)",
+    );
+    if busy > lanes.len() {
+        caption.push_str(&format!(
+            "; {} of {} queue pairs drawn, the worst first: all are in the JSON report",
+            lanes.len(),
+            busy
+        ));
+    }
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 15))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(LEFT - 10)
+        .build_cartesian_2d(axis.x0..axis.x1, 0f64..rows_f)?;
+    let label_of = |y: &f64| {
+        let row = (rows_f - y - 0.5).round();
+        if (rows_f - y - 0.5 - row).abs() < 1e-6 && row >= 0.0 {
+            labels.get(row as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(rows * 2 + 1)
+        .y_label_formatter(&label_of)
+        .x_desc(axis.x_desc())
+        .light_line_style(RGBColor(245, 245, 245))
+        .draw()?;
+    draw_lanes(&mut chart, r, axis, lanes, rows_f)?;
+    draw_markers(&mut chart, r, axis, lanes, rows_f)?;
+    if let Some(x) = axis.trigger() {
+        let line = |at: f64, color: RGBColor| {
+            PathElement::new(vec![(at, 0.0), (at, rows_f)], color.stroke_width(1))
+        };
+        if let Some(o) = x.onset_ns {
+            chart.draw_series(std::iter::once(line(axis.sec(o), ONSET)))?;
+        }
+        chart.draw_series(std::iter::once(line(0.0, TRIGGER)))?;
+    }
+    Ok(())
+}
+
+/// Row centre of row `k` (0 = top) of `rows_f` rows.
+fn y_of(rows_f: f64, k: usize) -> f64 {
+    rows_f - k as f64 - 0.5
+}
+
+/// The lanes (3): a bar from a connection's first to its last packet, its silences cut
+/// out of it, and the length of its first stall.
+fn draw_lanes(
+    chart: &mut Chart<'_, '_>,
+    r: &Report,
+    axis: &Axis<'_>,
+    lanes: &[usize],
+    rows_f: f64,
+) -> DrawResult {
+    for (k, &i) in lanes.iter().enumerate() {
+        let c = &r.connections[i];
+        let y = y_of(rows_f, KINDS.len() + k);
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [
+                (axis.sec(c.first_ns), y - 0.3),
+                (axis.sec(c.last_ns), y + 0.3),
+            ],
+            LANE.filled(),
+        )))?;
+        chart.draw_series(c.silences.iter().map(|s| {
+            Rectangle::new(
+                [
+                    (axis.sec(s.start_ns), y - 0.3),
+                    (axis.sec(s.end_ns), y + 0.3),
+                ],
+                if s.outstanding {
+                    STALL.filled()
+                } else {
+                    IDLE.filled()
+                },
+            )
+        }))?;
+        if let Some(s) = c.silences.iter().find(|s| s.outstanding) {
+            chart.draw_series(std::iter::once(Text::new(
+                format!(" {:.0} ms", s.ms),
+                (axis.sec(s.start_ns), y + 0.45),
+                ("sans-serif", 11).into_font().color(&STALL),
+            )))?;
+        }
+    }
+    Ok(())
+}
+
+/// The event markers (2), in their kind's row and in their lane: at most one per pixel
+/// column and row.
+fn draw_markers(
+    chart: &mut Chart<'_, '_>,
+    r: &Report,
+    axis: &Axis<'_>,
+    lanes: &[usize],
+    rows_f: f64,
+) -> DrawResult {
+    let width_px = f64::from(WIDTH - LEFT - 20);
+    let px = |x: f64| ((x - axis.x0) / (axis.x1 - axis.x0) * width_px) as i64;
+    for (k, (kind, _, color)) in KINDS.iter().enumerate() {
+        let mut last_px = i64::MIN;
+        let mut lane_px = vec![i64::MIN; lanes.len()];
+        let mut marks = Vec::new();
+        for e in r.events.iter().filter(|e| e.kind == *kind) {
+            let x = axis.sec(e.ts);
+            let p = px(x);
+            if p != last_px {
+                last_px = p;
+                marks.push((x, y_of(rows_f, k)));
+            }
+            if let Some(lane) = e.conn.and_then(|c| lanes.iter().position(|&l| l == c)) {
+                if lane_px[lane] != p {
+                    lane_px[lane] = p;
+                    marks.push((x, y_of(rows_f, KINDS.len() + lane)));
+                }
+            }
+        }
+        chart.draw_series(
+            marks
+                .into_iter()
+                .map(|(x, y)| TriangleMarker::new((x, y), 5, color.filled())),
+        )?;
     }
     Ok(())
 }

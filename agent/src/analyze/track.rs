@@ -187,6 +187,49 @@ impl Conn {
     pub fn last_activity(&self) -> i64 {
         self.last_ts.max(self.last_answer_ts)
     }
+
+    /// Notes an AckReq request at `psn` sent at `ts` as pending; returns how many older
+    /// ones were given up on (0 or 1).
+    #[inline]
+    fn add_pending(&mut self, psn: u32, ts: i64) -> u32 {
+        // A retransmission replaces what it re-sends.
+        while self
+            .pending
+            .back()
+            .is_some_and(|&(p, _)| psn_distance(p, psn) >= 0)
+        {
+            self.pending.pop_back();
+        }
+        let mut overflowed = 0;
+        if self.pending.len() >= MAX_PENDING {
+            self.pending.pop_front();
+            overflowed = 1;
+        }
+        if self.pending.capacity() == 0 {
+            self.pending.reserve_exact(16);
+        }
+        self.pending.push_back((psn, ts));
+        overflowed
+    }
+
+    /// An answer at `psn` received at `ts` (`inclusive`: it answers `psn` itself too, as an
+    /// ACK does and a NAK does not): drops the pending requests it answers; returns how
+    /// many.
+    #[inline]
+    fn answered_by(&mut self, psn: u32, inclusive: bool, ts: i64) -> u32 {
+        let mut n = 0;
+        while let Some(&(p, _)) = self.pending.front() {
+            let d = psn_distance(p, psn);
+            if d < 0 || (d == 0 && inclusive) {
+                self.pending.pop_front();
+                n += 1;
+            } else {
+                break;
+            }
+        }
+        self.last_answer_ts = self.last_answer_ts.max(ts);
+        n
+    }
 }
 
 /// All connections.
@@ -284,29 +327,37 @@ impl Tracker {
         }
     }
 
+    /// A new connection `key`, first seen at `ts` (after making room for it).
+    fn insert(&mut self, key: ConnKey, ts: i64) {
+        self.make_room();
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        self.conns.insert(
+            key,
+            Conn {
+                id,
+                first_ts: ts,
+                last_ts: ts,
+                last_answer_ts: i64::MIN,
+                last_psn: None,
+                after_read: false,
+                in_message: false,
+                pending: VecDeque::new(),
+                peer: None,
+            },
+        );
+    }
+
     /// Account one RoCE packet captured at `ts`.
+    // Hot path. Only the pending-queue and answer loops, the NAK decoding and a new
+    // connection's setup are split out: also moving the PSN step and the AETH pairing into
+    // helpers taking `&mut Step` made the offline analysis run ~3% more instructions.
     pub fn packet(&mut self, ts: i64, r: &Roce<'_>) -> Step {
         let bth = r.transport.bth();
         let key: ConnKey = (r.src, r.dst, bth.dest_qp());
         let mut step = Step::default();
         if !self.conns.contains_key(&key) {
-            self.make_room();
-            let id = self.next_id;
-            self.next_id = self.next_id.wrapping_add(1);
-            self.conns.insert(
-                key,
-                Conn {
-                    id,
-                    first_ts: ts,
-                    last_ts: ts,
-                    last_answer_ts: i64::MIN,
-                    last_psn: None,
-                    after_read: false,
-                    in_message: false,
-                    pending: VecDeque::new(),
-                    peer: None,
-                },
-            );
+            self.insert(key, ts);
             step.new_conn = true;
         }
         let opcode = r.transport.opcode();
@@ -348,22 +399,7 @@ impl Tracker {
                         || matches!(op, Operation::WriteFirst | Operation::WriteMiddle);
                     if bth.ackreq() {
                         step.ackreq = true;
-                        // A retransmission replaces what it re-sends.
-                        while c
-                            .pending
-                            .back()
-                            .is_some_and(|&(p, _)| psn_distance(p, psn) >= 0)
-                        {
-                            c.pending.pop_back();
-                        }
-                        if c.pending.len() >= MAX_PENDING {
-                            c.pending.pop_front();
-                            step.overflowed += 1;
-                        }
-                        if c.pending.capacity() == 0 {
-                            c.pending.reserve_exact(16);
-                        }
-                        c.pending.push_back((psn, ts));
+                        step.overflowed += c.add_pending(psn, ts);
                     }
                 }
             }
@@ -377,12 +413,7 @@ impl Tracker {
             }
         }
         if let Some(s) = aeth {
-            step.nak = match s {
-                Syndrome::Nak(NakCode::PsnSequenceError) => Some(NakKind::Seq),
-                Syndrome::Nak(_) => Some(NakKind::Other),
-                Syndrome::RnrNak { .. } => Some(NakKind::Rnr),
-                Syndrome::Ack { .. } | Syndrome::Reserved(_) => None,
-            };
+            step.nak = nak_kind(s);
             let inclusive = step.nak.is_none();
             let peer = peer.or_else(|| self.pair(key, psn));
             if let Some(pk) = peer {
@@ -390,18 +421,7 @@ impl Tracker {
                     c.peer = Some(pk);
                 }
                 if let Some(f) = self.conns.get_mut(&pk) {
-                    let mut n = 0;
-                    while let Some(&(p, _)) = f.pending.front() {
-                        let d = psn_distance(p, psn);
-                        if d < 0 || (d == 0 && inclusive) {
-                            f.pending.pop_front();
-                            n += 1;
-                        } else {
-                            break;
-                        }
-                    }
-                    f.last_answer_ts = f.last_answer_ts.max(ts);
-                    step.answered = n;
+                    step.answered = f.answered_by(psn, inclusive, ts);
                     step.answered_conn = Some(f.id);
                 }
             }
@@ -424,5 +444,16 @@ impl Tracker {
             (None, [qp]) => Some((a, b, *qp)),
             _ => None,
         }
+    }
+}
+
+/// The NAK an AETH syndrome is, if any.
+#[inline]
+fn nak_kind(s: Syndrome) -> Option<NakKind> {
+    match s {
+        Syndrome::Nak(NakCode::PsnSequenceError) => Some(NakKind::Seq),
+        Syndrome::Nak(_) => Some(NakKind::Other),
+        Syndrome::RnrNak { .. } => Some(NakKind::Rnr),
+        Syndrome::Ack { .. } | Syndrome::Reserved(_) => None,
     }
 }
