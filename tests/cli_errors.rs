@@ -248,3 +248,57 @@ fn check_rejects_a_packet_trigger_named_perftest_threshold() {
         "tripcap: tripcap.toml:2:8: packet trigger name `perftest-threshold` is reserved for perftest results past the `[perftest]` thresholds: give it another name"
     );
 }
+
+// RDMA devices (issue 10): a configured `mlx5_X` needs a libpcap that can sniff
+// RDMA devices; this build's is asked at run time, and `check` says which.
+
+#[test]
+fn check_refuses_an_rdma_device_this_build_cannot_capture() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sys = dir.path().join("sys");
+    std::fs::create_dir_all(sys.join("class/infiniband/mlx5_9/device/net/ens9f0np0"))
+        .expect("mkdir");
+    let text = format!(
+        "[capture]\ninterfaces = [\"lo\", \"mlx5_9\"]\n[output]\nsysfs_root = {:?}\n",
+        sys
+    );
+    if tripcap::interfaces::rdma_sniffing() {
+        // A build with the sniffer accepts it (the interface is a note: not on this machine).
+        let path = dir.path().join("tripcap.toml");
+        std::fs::write(&path, &text).expect("write");
+        let o = run(tripcap().arg("check").arg("--config").arg(&path));
+        assert!(o.status.success());
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("RDMA sniffing: available in this build")
+        );
+        return;
+    }
+    assert_eq!(
+        check_config(&text),
+        "tripcap: tripcap.toml:2:21: interface `mlx5_9` is an RDMA device, and the libpcap in this build cannot capture RDMA devices: build tripcap with scripts/build-rdma.sh (a libpcap with rdma-core's sniffer), or capture the netdev behind it in the NIC's sniffer mode or on a mirror port (`tripcap interfaces` shows both)"
+    );
+}
+
+#[test]
+fn check_and_interfaces_say_whether_this_build_sniffs_rdma() {
+    let expect = tripcap::interfaces::sniffing_line(tripcap::interfaces::rdma_sniffing());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tripcap.toml");
+    std::fs::write(&path, "[capture]\ninterfaces = [\"lo\"]\n").expect("write");
+    let check = run(tripcap().arg("check").arg("--config").arg(&path));
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout).lines().next(),
+        Some(expect.as_str())
+    );
+    let list = run(tripcap().arg("interfaces"));
+    assert!(list.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&list.stdout).lines().next(),
+        Some(expect.as_str())
+    );
+}

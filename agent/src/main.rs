@@ -201,6 +201,10 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         println!("note: {n}");
     }
     println!(
+        "{}",
+        tripcap::interfaces::sniffing_line(tripcap::interfaces::rdma_sniffing())
+    );
+    println!(
         "ok: {} trigger(s), filter `{}`, snaplen {}, ring {} bytes, output {}",
         set.defs().len(),
         config.capture.filter,

@@ -112,6 +112,8 @@ pub struct Config {
     /// Log trigger → where its name is.
     name_origins: HashMap<String, Location>,
     filter_origin: Location,
+    /// Where each of `capture.interfaces` is (same order).
+    interface_origins: Vec<Location>,
     pack_origins: Vec<Location>,
     /// Where each packet trigger's name is (same order as `packet_triggers`).
     packet_name_origins: Vec<Location>,
@@ -155,6 +157,7 @@ impl Default for Config {
             unless_origins: HashMap::new(),
             name_origins: HashMap::new(),
             filter_origin: Location::Flag("default filter"),
+            interface_origins: Vec::new(),
             pack_origins: Vec::new(),
             packet_name_origins: Vec::new(),
             window_flags: (None, None),
@@ -196,6 +199,7 @@ impl Config {
     pub fn apply(&mut self, flags: &QuickFlags) {
         if !flags.interfaces.is_empty() {
             self.capture.interfaces = flags.interfaces.clone();
+            self.interface_origins = vec![Location::Flag("-i"); flags.interfaces.len()];
         }
         if let Some(f) = &flags.filter {
             self.capture.filter = f.clone();

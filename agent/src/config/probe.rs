@@ -22,6 +22,7 @@ impl Config {
         if let Some(note) = self.upload_note()? {
             notes.push(note);
         }
+        self.check_rdma_devices(crate::interfaces::rdma_sniffing())?;
         notes.extend(self.interface_notes());
         self.check_log_globs()?;
         if set.is_empty() {
@@ -80,6 +81,36 @@ impl Config {
                 "interface `{iface}` is not on this machine (`tripcap interfaces` lists those that are)"
             ))
             .collect()
+    }
+
+    /// An RDMA device (`mlx5_0`) among the interfaces needs a libpcap that can
+    /// sniff RDMA devices (`sniffing`: this build's); without one it is an error
+    /// that names the build script, since offloaded RoCE never reaches the netdev.
+    pub fn check_rdma_devices(&self, sniffing: bool) -> Result<(), Error> {
+        if sniffing {
+            return Ok(());
+        }
+        let root = &self.output.sysfs_root;
+        match self
+            .capture
+            .interfaces
+            .iter()
+            .position(|i| crate::interfaces::is_rdma_device(root, i))
+        {
+            Some(i) => Err(ErrorKind::Invalid {
+                at: self.interface_origins.get(i).cloned(),
+                what: format!(
+                    "interface `{}` is an RDMA device, and the libpcap in this build cannot capture RDMA devices",
+                    self.capture.interfaces[i]
+                ),
+                fix: format!(
+                    "build tripcap with {} (a libpcap with rdma-core's sniffer), or capture the netdev behind it in the NIC's sniffer mode or on a mirror port (`tripcap interfaces` shows both)",
+                    crate::interfaces::RDMA_BUILD_SCRIPT
+                ),
+            }
+            .into()),
+            None => Ok(()),
+        }
     }
 
     /// Every log path (but `-`, stdin) is a valid glob.

@@ -54,6 +54,7 @@ impl Config {
 
     fn capture_section(&mut self, r: &Reader<'_>, raw: RawCapture) -> Result<(), Error> {
         if let Some(ifs) = raw.interfaces {
+            self.interface_origins = ifs.iter().map(|i| r.at(i.span())).collect();
             self.capture.interfaces = ifs.into_iter().map(Spanned::into_inner).collect();
         }
         if let Some(f) = raw.filter {
