@@ -22,6 +22,10 @@ fn captures_carry_counter_deltas_and_a_report() {
     std::fs::create_dir_all(sys.join("class/net/lo/device/infiniband/mlx5_7")).expect("mkdir");
     std::fs::write(hw.join("out_of_sequence"), "100\n").expect("counter");
     std::fs::write(hw.join("np_cnp_sent"), "7\n").expect("counter");
+    std::fs::write(hw.join("out_of_buffer"), "0\n").expect("counter");
+    let port_counters = sys.join("class/infiniband/mlx5_7/ports/1/counters");
+    std::fs::create_dir_all(&port_counters).expect("mkdir");
+    std::fs::write(port_counters.join("port_rcv_discards"), "10\n").expect("counter");
     let out = dir.path().join("out");
     let log = dir.path().join("job.log");
     std::fs::write(&log, "").expect("log");
@@ -61,6 +65,9 @@ fn captures_carry_counter_deltas_and_a_report() {
         if i == 1500 {
             // During the post-window: the NIC counts 42 out-of-sequence packets.
             std::fs::write(hw.join("out_of_sequence"), "142\n").expect("counter");
+            // …and discards 3 + 2 packets no capture can see.
+            std::fs::write(hw.join("out_of_buffer"), "3\n").expect("counter");
+            std::fs::write(port_counters.join("port_rcv_discards"), "12\n").expect("counter");
         }
         g.next_packet(&mut buf).expect("packet");
         sock.send_to(
@@ -100,6 +107,26 @@ fn captures_carry_counter_deltas_and_a_report() {
     assert_eq!(rdma.at_end.devices["mlx5_7"]["1"]["out_of_sequence"], 142);
     assert_eq!(rdma.delta.devices["mlx5_7"]["1"]["out_of_sequence"], 42);
     assert_eq!(rdma.delta.devices["mlx5_7"]["1"]["np_cnp_sent"], 0);
+    // The NIC's discards make the window incomplete, saying which counter rose.
+    assert!(!side.window.complete);
+    assert!(
+        side.window.shortfall.iter().any(|s| s.starts_with(
+            "the NIC discarded 5 packets while the window was open (mlx5_7 port 1 out_of_buffer +3, mlx5_7 port 1 port_rcv_discards +2)"
+        )),
+        "{:?}",
+        side.window.shortfall
+    );
+    // A netdev capture: libpcap's version and software timestamps, no sniffer note.
+    assert!(
+        side.interfaces[0]
+            .libpcap
+            .as_deref()
+            .is_some_and(|v| v.starts_with("libpcap version")),
+        "{:?}",
+        side.interfaces[0]
+    );
+    assert_eq!(side.interfaces[0].timestamps.as_deref(), Some("software"));
+    assert!(side.notes.is_empty(), "{:?}", side.notes);
 
     let stem = side.file.trim_end_matches(".pcapng");
     for name in [format!("{stem}.summary.json"), format!("{stem}.svg")] {
@@ -123,6 +150,10 @@ fn captures_carry_counter_deltas_and_a_report() {
     assert!(
         text.contains("out_of_sequence"),
         "the summary shows the counter delta: {text:.400}"
+    );
+    assert!(
+        text.contains("the NIC discarded 5 packets"),
+        "the summary carries the shortfall: {text:.400}"
     );
     let svg = std::fs::read_to_string(out.join(format!("{stem}.svg"))).expect("svg");
     assert!(

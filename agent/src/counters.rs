@@ -22,6 +22,27 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+/// Counters that count packets the NIC discarded before any capture could see
+/// them: receive buffers exhausted (`out_of_buffer`), discards at the port
+/// (`port_rcv_discards`), and the physical port's discards where a driver
+/// exposes them here (`rx_discards_phy`).
+pub const DISCARD_COUNTERS: [&str; 3] = ["out_of_buffer", "port_rcv_discards", "rx_discards_phy"];
+
+/// The discard counters that rose in `delta`: ("mlx5_0 port 1 out_of_buffer", increase).
+pub fn discards(delta: &CounterSnapshot) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for (dev, ports) in &delta.devices {
+        for (port, counters) in ports {
+            for name in DISCARD_COUNTERS {
+                if let Some(&n) = counters.get(name).filter(|&&n| n > 0) {
+                    out.push((format!("{dev} port {port} {name}"), n));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Counter name → value.
 pub type PortCounters = BTreeMap<String, u64>;
 

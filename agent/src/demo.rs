@@ -150,6 +150,7 @@ pub async fn run(out: &Path, force_replay: bool) -> Result<DemoReport, DemoError
             snaplen: 128,
             buffer_size: 4 << 20,
             promiscuous: false,
+            rdma_sniffer: false,
         }) {
             Ok(_) => None,
             Err(

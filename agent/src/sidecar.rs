@@ -79,6 +79,13 @@ pub struct InterfaceReport {
     pub kernel_drops: u64,
     /// Drops by the NIC/driver while the window was open.
     pub if_drops: u64,
+    /// The libpcap that captured it (`pcap_lib_version`); absent for a replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub libpcap: Option<String>,
+    /// Where timestamps came from: `software` (the host's clock, libpcap's
+    /// default and the RDMA sniffer's only kind) or `file` for a replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<String>,
 }
 
 /// The sidecar document.
@@ -118,6 +125,10 @@ pub struct Sidecar {
     /// of the devices behind the captured interfaces, when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdma_counters: Option<RdmaCounters>,
+    /// What a reader should know about how the capture was taken (e.g. that
+    /// libpcap's RDMA sniffer counts none of its own drops), one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// RDMA counters read when the window opened (the trigger) and when it closed.

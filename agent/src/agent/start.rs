@@ -97,6 +97,7 @@ fn check(config: &Config, opts: &RunOptions) -> Result<Checked, AgentError> {
             snaplen: config.capture.snaplen,
             buffer_size: config.capture.buffer_size,
             promiscuous: config.capture.promiscuous,
+            rdma_sniffer: crate::interfaces::is_rdma_device(&config.output.sysfs_root, iface),
         };
         Sources::Live(config.capture.interfaces.iter().map(spec).collect())
     } else {

@@ -46,6 +46,25 @@ pub struct LiveSpec {
     pub buffer_size: u32,
     /// Promiscuous mode.
     pub promiscuous: bool,
+    /// The interface is an RDMA device (`mlx5_0`): libpcap reads it with its
+    /// RDMA sniffer.
+    pub rdma_sniffer: bool,
+}
+
+/// The linked libpcap's version line (`pcap_lib_version`).
+pub fn libpcap_version() -> String {
+    extern "C" {
+        fn pcap_lib_version() -> *const std::ffi::c_char;
+    }
+    // SAFETY: libpcap returns a pointer to a static NUL-terminated string.
+    let p = unsafe { pcap_lib_version() };
+    if p.is_null() {
+        return "libpcap (version unknown)".to_string();
+    }
+    // SAFETY: non-null, NUL-terminated and static (see above).
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// An opened, filtered, non-blocking capture, ready for [`spawn`].
@@ -94,6 +113,10 @@ pub fn open(spec: &LiveSpec) -> Result<LiveCapture, CaptureError> {
         },
         precision,
         counters: Arc::new(IfaceCounters::default()),
+        source: super::Source::Live {
+            libpcap: libpcap_version(),
+            rdma_sniffer: spec.rdma_sniffer,
+        },
     };
     Ok(LiveCapture { cap, info })
 }

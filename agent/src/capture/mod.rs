@@ -80,6 +80,24 @@ pub struct InterfaceInfo {
     pub precision: TsPrecision,
     /// Its counters.
     pub counters: Arc<IfaceCounters>,
+    /// Where its packets come from.
+    pub source: Source,
+}
+
+/// Where an interface's packets come from, as the sidecar records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Live, through this libpcap (its `pcap_lib_version`); `rdma_sniffer`
+    /// when the interface is an RDMA device read by libpcap's RDMA sniffer,
+    /// which counts none of its own drops.
+    Live {
+        /// `libpcap version 1.10.3 (…)`.
+        libpcap: String,
+        /// Read by libpcap's RDMA sniffer.
+        rdma_sniffer: bool,
+    },
+    /// Replayed from a file.
+    File,
 }
 
 /// Accumulates libpcap's wrapping 32-bit counters into 64-bit totals.

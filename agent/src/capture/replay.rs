@@ -173,6 +173,7 @@ impl Replay {
                     },
                     precision,
                     counters: Arc::new(IfaceCounters::default()),
+                    source: super::Source::File,
                 });
             }
             sources.push(src);

@@ -117,6 +117,8 @@ fn recovered_sidecar(pcapng: &Path, incident: &str, host: &str) -> Result<Sideca
             packets: per_iface.get(i).copied().unwrap_or(0),
             kernel_drops: 0,
             if_drops: 0,
+            libpcap: None,
+            timestamps: None,
         })
         .collect();
     let mut shortfall = vec![format!(
@@ -153,6 +155,7 @@ fn recovered_sidecar(pcapng: &Path, incident: &str, host: &str) -> Result<Sideca
         ring_evictions: 0,
         ring_full_drops: 0,
         rdma_counters: None,
+        notes: Vec::new(),
     })
 }
 

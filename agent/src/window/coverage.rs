@@ -28,6 +28,8 @@ pub(crate) struct Observed {
     pub(crate) stopped: Vec<(String, i64, String)>,
     /// Kernel and interface drops while the window was open.
     pub(crate) kernel_drops: u64,
+    /// NIC discard counters that rose while the window was open: (which, how many).
+    pub(crate) nic_discards: Vec<(String, u64)>,
 }
 
 /// The span a capture covers and why it falls short.
@@ -106,6 +108,18 @@ pub(crate) fn coverage(o: &Observed) -> Coverage {
             o.kernel_drops
         ));
     }
+    if !o.nic_discards.is_empty() {
+        let total: u64 = o.nic_discards.iter().map(|(_, n)| n).sum();
+        let which: Vec<String> = o
+            .nic_discards
+            .iter()
+            .map(|(c, n)| format!("{c} +{n}"))
+            .collect();
+        shortfall.push(format!(
+            "the NIC discarded {total} packets while the window was open ({}): they are in no capture; look for receive-buffer or PFC pressure on that port",
+            which.join(", ")
+        ));
+    }
     Coverage {
         covered_start,
         covered_end,
@@ -175,5 +189,19 @@ mod tests {
         assert!(c.shortfall[2].starts_with("2 packets dropped"));
         assert!(c.shortfall[3].starts_with("capture on `eth1` stopped at"));
         assert!(c.shortfall[4].starts_with("the kernel dropped 3 packets"));
+    }
+
+    #[test]
+    fn nic_discards_make_the_window_incomplete_and_say_which_counter() {
+        let mut o = window();
+        o.nic_discards = vec![
+            ("mlx5_0 port 1 out_of_buffer".into(), 3),
+            ("mlx5_0 port 1 port_rcv_discards".into(), 2),
+        ];
+        let c = coverage(&o);
+        assert_eq!(
+            c.shortfall,
+            ["the NIC discarded 5 packets while the window was open (mlx5_0 port 1 out_of_buffer +3, mlx5_0 port 1 port_rcv_discards +2): they are in no capture; look for receive-buffer or PFC pressure on that port"]
+        );
     }
 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use super::coverage::{coverage, Observed};
 use super::merge::{Queues, Sink};
 use super::{read_counters, start_writeback, sync_dir, CaptureOutcome, WindowPlan, WindowShared};
+use crate::capture::Source;
 use crate::capture_file::pcapng;
 use crate::counters::{self, CounterSnapshot};
 use crate::private_file::{create_private, rename_noreplace, tmp_path, write_private_atomically};
@@ -254,9 +255,26 @@ impl Writer {
                     packets: per_iface.get(i).copied().unwrap_or(0),
                     kernel_drops: k1.saturating_sub(k0),
                     if_drops: f1.saturating_sub(f0),
+                    libpcap: match &info.source {
+                        Source::Live { libpcap, .. } => Some(libpcap.clone()),
+                        Source::File => None,
+                    },
+                    timestamps: Some(match info.source {
+                        Source::Live { .. } => "software".to_string(),
+                        Source::File => "file".to_string(),
+                    }),
                 }
             })
             .collect();
+        let rdma_counters = counters_at_trigger.map(|at_trigger| {
+            let at_end = read_counters(&self.plan).unwrap_or_default();
+            let delta = counters::delta(&at_trigger, &at_end);
+            RdmaCounters {
+                at_trigger,
+                at_end,
+                delta,
+            }
+        });
         let c = coverage(&Observed {
             start: closing.start,
             end: closing.end,
@@ -277,6 +295,10 @@ impl Writer {
                 })
                 .collect(),
             kernel_drops: interfaces.iter().map(|i| i.kernel_drops + i.if_drops).sum(),
+            nic_discards: rdma_counters
+                .as_ref()
+                .map(|r| counters::discards(&r.delta))
+                .unwrap_or_default(),
         });
         let asked = [closing.asked_start.min(closing.start), closing.end];
         Sidecar {
@@ -303,17 +325,32 @@ impl Writer {
             interfaces,
             ring_evictions,
             ring_full_drops,
-            rdma_counters: counters_at_trigger.map(|at_trigger| {
-                let at_end = read_counters(&self.plan).unwrap_or_default();
-                let delta = counters::delta(&at_trigger, &at_end);
-                RdmaCounters {
-                    at_trigger,
-                    at_end,
-                    delta,
-                }
-            }),
+            rdma_counters,
+            notes: self.notes(),
         }
     }
+}
+
+impl Writer {
+    /// What a reader should know about how this capture was taken.
+    fn notes(&self) -> Vec<String> {
+        notes(&self.plan.interfaces)
+    }
+}
+
+/// What a reader should know about how a capture of `interfaces` was taken.
+fn notes(interfaces: &[crate::capture::InterfaceInfo]) -> Vec<String> {
+    interfaces
+            .iter()
+            .filter(|i| matches!(i.source, Source::Live { rdma_sniffer: true, .. }))
+            .map(|i| {
+                format!(
+                    "`{}` was read by libpcap's RDMA sniffer, which counts none of its own drops (always 0) and timestamps in software: \
+                     only the NIC's discard counters (out_of_buffer, port_rcv_discards) tell of loss, and a window is marked incomplete when they rose",
+                    i.desc.name
+                )
+            })
+            .collect()
 }
 
 /// The section-header comments: one summary, then one per trigger line.
@@ -344,4 +381,46 @@ fn comments(host: &str, report: &Sidecar) -> Vec<String> {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{IfaceCounters, InterfaceInfo, TsPrecision};
+    use crate::capture_file::pcapng::InterfaceDesc;
+
+    fn iface(name: &str, source: Source) -> InterfaceInfo {
+        InterfaceInfo {
+            desc: InterfaceDesc {
+                name: name.into(),
+                description: String::new(),
+                linktype: 1,
+                snaplen: 128,
+                filter: String::new(),
+            },
+            precision: TsPrecision::Nano,
+            counters: Arc::new(IfaceCounters::default()),
+            source,
+        }
+    }
+
+    #[test]
+    fn an_rdma_sniffer_source_always_gets_the_note_on_uncounted_drops() {
+        let live = |rdma_sniffer| Source::Live {
+            libpcap: "libpcap version 1.10.3".into(),
+            rdma_sniffer,
+        };
+        let n = notes(&[
+            iface("ens1f0np0", live(false)),
+            iface("mlx5_0", live(true)),
+            iface("f.pcap", Source::File),
+        ]);
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(
+            n[0].starts_with(
+                "`mlx5_0` was read by libpcap's RDMA sniffer, which counts none of its own drops"
+            ),
+            "{n:?}"
+        );
+    }
 }
