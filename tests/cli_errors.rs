@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -108,33 +106,10 @@ fn run_errors_name_the_fix() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("\"30\" has no unit: write \"30s\""));
 }
 
-/// Copy the binary where an unprivileged user can run it.
-fn unprivileged_copy() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
-    let bin = dir.path().join("tripcap");
-    std::fs::copy(env!("CARGO_BIN_EXE_tripcap"), &bin).expect("copy");
-    (dir, bin)
-}
-
 #[test]
 fn no_permission_to_capture_is_explained_and_demo_falls_back_to_replay() {
-    let (dir, bin) = unprivileged_copy();
-    let as_nobody = |args: &[&str]| {
-        Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--inh-caps=-all",
-            ])
-            .arg(&bin)
-            .args(args)
-            .env("NO_COLOR", "1")
-            .current_dir(dir.path())
-            .output()
-            .expect("setpriv runs")
-    };
+    let nobody = Unprivileged::new();
+    let as_nobody = |args: &[&str]| nobody.run(args);
     let o = as_nobody(&["run", "-i", "lo", "-o", "out"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
@@ -154,7 +129,7 @@ fn no_permission_to_capture_is_explained_and_demo_falls_back_to_replay() {
         "{stderr}"
     );
     assert!(stdout.contains("replayed (no live capture)"), "{stdout}");
-    let side = sidecars(&dir.path().join("demo"));
+    let side = sidecars(&nobody.dir.path().join("demo"));
     assert_eq!(side.len(), 1);
     let report = read_sidecar(&side[0]);
     assert_eq!(report.triggers[0].name, "nccl-watchdog");

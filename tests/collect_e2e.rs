@@ -6,7 +6,6 @@ mod common;
 
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::time::Duration;
 
 use common::*;
@@ -18,48 +17,13 @@ const S: i64 = 1_000_000_000;
 const TOKEN: &str = "collector-test-token-5b1f";
 const TOKEN_ENV: &str = "TRIPCAP_TEST_COLLECT_TOKEN";
 
-struct Collect {
-    child: Child,
-    url: String,
-    dir: PathBuf,
-}
-
-impl Drop for Collect {
-    fn drop(&mut self) {
-        interrupt(&mut self.child);
-    }
-}
-
-fn collector(dir: &Path) -> Collect {
+fn collector(dir: &Path) -> Collector {
     collector_with(dir, &[])
 }
 
 /// A collector with `extra` command-line arguments.
-fn collector_with(dir: &Path, extra: &[&str]) -> Collect {
-    let store = dir.join("collected");
-    let mut cmd = tripcap();
-    cmd.args(["collect", "--listen", "127.0.0.1:0", "--dir"])
-        .arg(&store)
-        .args(["--token-env", TOKEN_ENV])
-        .args(extra)
-        .env(TOKEN_ENV, TOKEN);
-    let (child, log) = spawn_ready(&mut cmd, "collector listening on", Duration::from_secs(20));
-    // spawn_ready reports the line before it appends it to the log.
-    let mut text = String::new();
-    wait_until(Duration::from_secs(5), "the address in the log", || {
-        text = log.lock().expect("log").clone();
-        text.contains("http://127.0.0.1:")
-    });
-    let start = text.find("http://127.0.0.1:").expect("address in log");
-    let url: String = text[start..]
-        .chars()
-        .take_while(|c| !c.is_whitespace())
-        .collect();
-    Collect {
-        child,
-        url,
-        dir: store,
-    }
+fn collector_with(dir: &Path, extra: &[&str]) -> Collector {
+    start_collector(&dir.join("collected"), TOKEN_ENV, TOKEN, extra)
 }
 
 fn sha(bytes: &[u8]) -> String {
@@ -75,7 +39,7 @@ fn rt() -> tokio::runtime::Runtime {
 
 /// Replay 3000 generated packets through an agent uploading to `c`, with one
 /// manual trigger keeping 1 s of them; returns the agent's output directory and stderr.
-fn agent_replay_uploading_to(c: &Collect, dir: &Path) -> (PathBuf, String) {
+fn agent_replay_uploading_to(c: &Collector, dir: &Path) -> (PathBuf, String) {
     let pcap = dir.join("in.pcap");
     write_generated(
         &pcap,

@@ -40,7 +40,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["window", "recorder", "matcher", "packet_triggers"],
     ),
     ("delivery", &["deliver", "collect", "api", "config"]),
-    ("agent", &["agent", "wrap", "demo", "triggers_cmd"]),
+    (
+        "agent",
+        &["agent", "wrap", "demo", "triggers_cmd", "selftest"],
+    ),
     ("cli", &["cli", "main", "lib"]),
 ];
 

@@ -62,6 +62,23 @@ pub enum Command {
     Wrap(WrapArgs),
     /// Write a synthetic RoCE v2 capture (for tests, benchmarks and pipelines).
     Generate(GenerateArgs),
+    /// Is this node ready to record? Checks config, interfaces, a loopback burst
+    /// through the whole path, output, logs, upload and memory; exits 0 when ready.
+    Selftest(SelftestArgs),
+}
+
+/// `tripcap selftest`.
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// Configuration file (TOML).
+    #[arg(short = 'c', long)]
+    pub config: Option<PathBuf>,
+    /// Quick flags, as `run` takes them.
+    #[command(flatten)]
+    pub quick: QuickArgs,
+    /// Print the checks as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The quick flags shared by `run` and `check`.

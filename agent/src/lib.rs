@@ -31,6 +31,7 @@ pub mod packet_triggers;
 pub mod private_file;
 pub mod recorder;
 pub mod ring;
+pub mod selftest;
 pub mod sidecar;
 pub mod tasks;
 pub mod traffic;

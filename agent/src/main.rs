@@ -81,6 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 CaptureOutcome::Failed { .. } => ExitCode::FAILURE,
             })
         }
+        Command::Selftest(args) => selftest(args),
         Command::Generate(args) => {
             let file = std::fs::File::create(&args.out)
                 .with_context(|| format!("cannot create `{}`", args.out.display()))?;
@@ -213,6 +214,25 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         config.output.dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn selftest(args: tripcap::cli::SelftestArgs) -> anyhow::Result<ExitCode> {
+    let config = load(args.config.as_deref(), &args.quick).map_err(|e| format!("{e:#}"));
+    let checks = runtime()?.block_on(tripcap::selftest::run(config));
+    if args.json {
+        let doc = serde_json::json!({
+            "ready": checks.iter().all(|c| c.ok),
+            "checks": checks,
+        });
+        println!("{doc:#}");
+    } else {
+        print!("{}", tripcap::selftest::table(&checks));
+    }
+    Ok(if checks.iter().all(|c| c.ok) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn run_agent(args: RunArgs) -> anyhow::Result<ExitCode> {

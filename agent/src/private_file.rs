@@ -49,6 +49,18 @@ pub fn write_private_atomically(path: &Path, data: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Bytes available to this process on the file system holding `dir`, if it
+/// can be asked (`statvfs`).
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain old data; all-zero is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid NUL-terminated path and a zeroed struct to fill.
+    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut st) };
+    (rc == 0).then_some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
 /// Rename `from` to `to` unless `to` exists (then `AlreadyExists`, and
 /// nothing moves): `renameat2(RENAME_NOREPLACE)`, or a hard link then an
 /// unlink on file systems without it. Two writers racing for one name can

@@ -424,3 +424,85 @@ pub fn paced(n: usize, every: Duration, mut send: impl FnMut(usize)) {
         }
     });
 }
+
+/// A `tripcap collect` on 127.0.0.1 (stopped when dropped).
+pub struct Collector {
+    /// The collector process.
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// Where it stores what it receives.
+    pub dir: PathBuf,
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        interrupt(&mut self.child);
+    }
+}
+
+/// Start `tripcap collect` storing into `store`, with the bearer token `token`
+/// read from the environment variable `token_env`, and `extra` arguments.
+pub fn start_collector(store: &Path, token_env: &str, token: &str, extra: &[&str]) -> Collector {
+    let mut cmd = tripcap();
+    cmd.args(["collect", "--listen", "127.0.0.1:0", "--dir"])
+        .arg(store)
+        .args(["--token-env", token_env])
+        .args(extra)
+        .env(token_env, token);
+    let (child, log) = spawn_ready(&mut cmd, "collector listening on", Duration::from_secs(20));
+    // spawn_ready reports the line before it appends it to the log.
+    let mut text = String::new();
+    wait_until(Duration::from_secs(5), "the address in the log", || {
+        text = log.lock().map(|l| l.clone()).unwrap_or_default();
+        text.contains("http://127.0.0.1:")
+    });
+    let start = text.find("http://127.0.0.1:").expect("address in log");
+    let url: String = text[start..]
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    Collector {
+        child,
+        url,
+        dir: store.to_path_buf(),
+    }
+}
+
+/// The binary copied where an unprivileged user can run it, run as `nobody`
+/// with no capabilities (`setpriv`), in a directory it may write.
+pub struct Unprivileged {
+    /// The directory holding the copy (world-writable).
+    pub dir: tempfile::TempDir,
+    bin: PathBuf,
+}
+
+impl Unprivileged {
+    /// Copy the binary.
+    pub fn new() -> Unprivileged {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+            .expect("chmod");
+        let bin = dir.path().join("tripcap");
+        std::fs::copy(env!("CARGO_BIN_EXE_tripcap"), &bin).expect("copy");
+        Unprivileged { dir, bin }
+    }
+
+    /// Run `tripcap ARGS` as nobody, in the copy's directory.
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(&self.bin)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .current_dir(self.dir.path())
+            .output()
+            .expect("setpriv runs")
+    }
+}

@@ -141,12 +141,25 @@ pub struct Agent {
     linger: Option<CancellationToken>,
     lines_done: CancellationToken,
     recorder: Arc<Recorder>,
+    manual: crate::recorder::TriggerId,
     counts: Arc<Counts>,
     replay_done: Option<oneshot::Receiver<ReplayReport>>,
     replay_ended: CancellationToken,
 }
 
 impl Agent {
+    /// Fire the manual trigger now (wall clock), with `reason` as its line: what
+    /// `POST /trigger` does, for callers that hold the agent (`selftest`).
+    pub fn fire_manual(&self, reason: &str) -> std::io::Result<crate::recorder::Fired> {
+        self.recorder.fire(crate::recorder::Firing {
+            trigger: self.manual,
+            at_ns: crate::clock::now_ns(),
+            source: Some("selftest".into()),
+            line: Some(reason.as_bytes().to_vec()),
+            ..crate::recorder::Firing::default()
+        })
+    }
+
     /// Start building an agent for `config`.
     pub fn builder(config: Config) -> AgentBuilder {
         AgentBuilder {

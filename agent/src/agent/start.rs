@@ -330,6 +330,7 @@ impl Starting {
             linger: opts.linger,
             lines_done,
             recorder,
+            manual: reg.manual,
             counts,
             replay_done,
             replay_ended,

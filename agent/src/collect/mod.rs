@@ -73,7 +73,10 @@ impl Collector {
 /// The routes.
 pub fn router(state: Arc<Collector>) -> Router {
     let uploads = Router::new()
-        .route("/upload/{host}/{incident}/{file}", put(put_file))
+        .route(
+            "/upload/{host}/{incident}/{file}",
+            put(put_file).head(probe),
+        )
         .route("/upload", post(post_unit))
         .layer(DefaultBodyLimit::disable());
     Router::new()
@@ -194,6 +197,15 @@ fn stored_response(results: Vec<(String, Stored)>) -> Response {
         StatusCode::OK
     };
     (status, Json(body)).into_response()
+}
+
+/// `HEAD` on an upload URL: whether this sender may upload (its bearer token),
+/// without storing anything; `tripcap selftest` asks it. 204 when allowed.
+async fn probe(State(st): State<Arc<Collector>>, headers: HeaderMap) -> Response {
+    match check_bearer(&headers, st.token.as_deref()) {
+        Some(r) => r,
+        None => StatusCode::NO_CONTENT.into_response(),
+    }
 }
 
 async fn put_file(

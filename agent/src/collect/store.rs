@@ -113,17 +113,6 @@ pub fn is_disk_full(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
 }
 
-/// Bytes available to us on the filesystem holding `dir`, if it can be asked.
-fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs is plain old data; all-zero is a valid value.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid NUL-terminated path and a zeroed struct to fill.
-    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut st) };
-    (rc == 0).then_some(st.f_bavail.saturating_mul(st.f_frsize))
-}
-
 /// Whether `name` can be a path component here.
 pub fn safe_name(name: &str) -> bool {
     !name.is_empty()
@@ -332,7 +321,7 @@ impl Store {
                 limit: self.max_file,
             });
         }
-        let free = free_bytes(&self.root)?;
+        let free = crate::private_file::free_bytes(&self.root)?;
         (announced > free).then(|| StoreError::Io {
             file: file.to_string(),
             source: io::Error::from_raw_os_error(libc::ENOSPC),

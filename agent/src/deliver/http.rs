@@ -78,6 +78,34 @@ pub fn check_upload(config: &UploadConfig) -> Result<(), UploadError> {
     Client::new(config.clone()).map(drop)
 }
 
+/// Ask the endpoint whether this agent could upload, sending nothing to
+/// store: a `HEAD` of the URL a probe file would go to, with the configured
+/// TLS and headers. `Ok(status)` when it answered other than 401/403; the
+/// error says what is wrong (unreachable, TLS, credentials) and what to do.
+pub async fn probe_upload(config: &UploadConfig, host: &str) -> Result<u16, String> {
+    let c = Client::new(config.clone()).map_err(|e| e.to_string())?;
+    let url = expand_url(&c.url, host, "tripcap-selftest", "probe");
+    let shown = redact_url(&url);
+    let resp = c
+        .client
+        .head(url)
+        .headers(c.headers.clone())
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "{shown}: {} (check the URL, the network and `ca_file`)",
+                describe(e)
+            )
+        })?;
+    match resp.status().as_u16() {
+        s @ (401 | 403) => Err(format!(
+            "{shown} refused these credentials (HTTP {s}): check the token or headers of [upload]"
+        )),
+        s => Ok(s),
+    }
+}
+
 impl Client {
     /// Fails on an unusable config (unset `${ENV}`, unreadable certificate,
     /// bad header name), before anything is sent.

@@ -219,27 +219,9 @@ impl Writer {
         })
     }
 
-    /// The sidecar: the window, its coverage, what was written, the counters.
-    fn sidecar(
-        &self,
-        ring: &Ring,
-        at_open: &AtOpen,
-        counters_at_trigger: Option<CounterSnapshot>,
-        [packets, bytes, wire_bytes]: [u64; 3],
-        per_iface: &[u64],
-    ) -> Sidecar {
-        let closing = self.shared.closing();
-        let stats = ring.stats();
-        let ring_evictions = stats
-            .evicted_blocks
-            .load(Ordering::Relaxed)
-            .saturating_sub(at_open.ring[0]);
-        let ring_full_drops = stats
-            .ring_full_drops
-            .load(Ordering::Relaxed)
-            .saturating_sub(at_open.ring[1]);
-        let interfaces: Vec<InterfaceReport> = self
-            .plan
+    /// Per interface: what was written and dropped, and how it was captured.
+    fn interface_reports(&self, at_open: &AtOpen, per_iface: &[u64]) -> Vec<InterfaceReport> {
+        self.plan
             .interfaces
             .iter()
             .enumerate()
@@ -265,7 +247,29 @@ impl Writer {
                     }),
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    /// The sidecar: the window, its coverage, what was written, the counters.
+    fn sidecar(
+        &self,
+        ring: &Ring,
+        at_open: &AtOpen,
+        counters_at_trigger: Option<CounterSnapshot>,
+        [packets, bytes, wire_bytes]: [u64; 3],
+        per_iface: &[u64],
+    ) -> Sidecar {
+        let closing = self.shared.closing();
+        let stats = ring.stats();
+        let ring_evictions = stats
+            .evicted_blocks
+            .load(Ordering::Relaxed)
+            .saturating_sub(at_open.ring[0]);
+        let ring_full_drops = stats
+            .ring_full_drops
+            .load(Ordering::Relaxed)
+            .saturating_sub(at_open.ring[1]);
+        let interfaces = self.interface_reports(at_open, per_iface);
         let rdma_counters = counters_at_trigger.map(|at_trigger| {
             let at_end = read_counters(&self.plan).unwrap_or_default();
             let delta = counters::delta(&at_trigger, &at_end);

@@ -1,0 +1,168 @@
+//! `tripcap selftest`: ready on a healthy node (exit 0), and each cause of
+//! "not ready" fails its own line, naming the fix, with exit 1: a missing
+//! interface, no permission to capture, a directory too small for a window, a
+//! dead upload endpoint, a refused token. Live on `lo` (root), with a real
+//! collector on 127.0.0.1.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+const TOKEN: &str = "selftest-token-77c1";
+const TOKEN_ENV: &str = "TRIPCAP_TEST_SELFTEST_TOKEN";
+
+/// Run `tripcap selftest --json` with `config` (TOML) and `args`; (exit code, checks).
+fn selftest(
+    dir: &std::path::Path,
+    config: &str,
+    args: &[&str],
+) -> (Option<i32>, Vec<serde_json::Value>) {
+    let cfg = dir.join("t.toml");
+    std::fs::write(&cfg, config).expect("config");
+    let o = run(tripcap()
+        .arg("selftest")
+        .arg("--json")
+        .arg("-c")
+        .arg(&cfg)
+        .args(args)
+        .env(TOKEN_ENV, TOKEN));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    let checks = doc["checks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(doc["ready"].as_bool(), Some(o.status.success()));
+    (o.status.code(), checks)
+}
+
+fn line<'a>(checks: &'a [serde_json::Value], name: &str) -> &'a serde_json::Value {
+    checks
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("no `{name}` check: {checks:#?}"))
+}
+
+fn failed(checks: &[serde_json::Value]) -> Vec<String> {
+    checks
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .map(|c| c["check"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+fn upload_config(url: &str, out: &std::path::Path, token_var: &str) -> String {
+    format!(
+        "[capture]\ninterfaces = [\"lo\"]\n[output]\ndir = {out:?}\n\
+         [upload]\nurl = \"{url}/upload/{{host}}/{{incident}}/{{file}}\"\n\
+         headers = {{ Authorization = \"Bearer ${{{token_var}}}\" }}\n"
+    )
+}
+
+#[test]
+fn a_healthy_node_is_ready_and_each_cause_fails_its_own_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let c = start_collector(&dir.path().join("collected"), TOKEN_ENV, TOKEN, &[]);
+    let out = dir.path().join("out");
+
+    // Ready: every check passes, nothing is uploaded.
+    let (code, checks) = selftest(dir.path(), &upload_config(&c.url, &out, TOKEN_ENV), &[]);
+    assert_eq!(code, Some(0), "{checks:#?}");
+    assert!(line(&checks, "loopback path")["detail"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("200 of 200 RoCE v2 packets")));
+    assert!(line(&checks, "upload endpoint")["detail"]
+        .as_str()
+        .is_some_and(|d| d.starts_with("reachable, credentials accepted (HTTP 204)")));
+    assert!(
+        std::fs::read_dir(&c.dir).map(|d| d.count()).unwrap_or(0) == 0,
+        "selftest uploaded something"
+    );
+
+    // A missing interface.
+    let (code, checks) = selftest(
+        dir.path(),
+        &upload_config(&c.url, &out, TOKEN_ENV),
+        &["-i", "tripcapnosuch1"],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(failed(&checks), ["interface tripcapnosuch1"]);
+    assert!(line(&checks, "interface tripcapnosuch1")["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("does not exist") && d.contains("tripcap interfaces")));
+
+    // A refused token.
+    let cfg = dir.path().join("wrong.toml");
+    std::fs::write(
+        &cfg,
+        upload_config(&c.url, &out, "TRIPCAP_TEST_WRONG_TOKEN"),
+    )
+    .expect("config");
+    let o = run(tripcap()
+        .args(["selftest", "--json", "-c"])
+        .arg(&cfg)
+        .env("TRIPCAP_TEST_WRONG_TOKEN", "not-the-token"));
+    assert_eq!(o.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let checks = doc["checks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(failed(&checks), ["upload endpoint"]);
+    assert!(line(&checks, "upload endpoint")["detail"]
+        .as_str()
+        .is_some_and(
+            |d| d.contains("refused these credentials (HTTP 403)") && d.contains("check the token")
+        ));
+
+    // A dead endpoint.
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let (code, checks) = selftest(dir.path(), &upload_config(&dead, &out, TOKEN_ENV), &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(failed(&checks), ["upload endpoint"]);
+    assert!(line(&checks, "upload endpoint")["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("check the URL")));
+}
+
+#[test]
+fn a_directory_too_small_for_a_window_is_not_ready() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).expect("mkdir");
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&small)
+        .status()
+        .expect("mount runs");
+    assert!(ok.success(), "mounting a tmpfs needs root");
+    let (code, checks) = selftest(
+        dir.path(),
+        &format!("[capture]\ninterfaces = [\"lo\"]\n[ring]\nmemory_limit = \"64MiB\"\n[output]\ndir = {small:?}\n"),
+        &[],
+    );
+    let _ = Command::new("umount").arg(&small).status();
+    assert_eq!(code, Some(1));
+    assert_eq!(failed(&checks), ["output directory"]);
+    assert!(line(&checks, "output directory")["detail"]
+        .as_str()
+        .is_some_and(
+            |d| d.contains("less than one window can take") && d.contains("free space there")
+        ));
+}
+
+#[test]
+fn without_permission_to_capture_the_interface_and_the_loopback_path_fail() {
+    let o = Unprivileged::new().run(&["selftest", "--json", "-i", "lo", "-o", "out"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let checks = doc["checks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(failed(&checks), ["interface lo", "loopback path"]);
+    assert!(
+        line(&checks, "interface lo")["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("CAP_NET_RAW") || d.contains("permission")),
+        "{checks:#?}"
+    );
+}
