@@ -223,7 +223,7 @@ CPPFLAGS_BASE=$(dpkg-buildflags --get CPPFLAGS 2>/dev/null || true)
 (cd "$BUILD" && CFLAGS="$CFLAGS_BASE -fPIC" CPPFLAGS="$CPPFLAGS_BASE" ./configure "${CONFIGURE_FLAGS[@]}") >"$OUT/configure.log" 2>&1 ||
   { tail -20 "$OUT/configure.log"; die "libpcap's configure failed (log: $OUT/configure.log, $BUILD/config.log)"; }
 grep -E '^#define PCAP_SUPPORT_' "$BUILD/config.h" | sed 's/^/  config.h: /' || true
-grep -q '^#define PCAP_SUPPORT_RDMASNIFF 1' "$BUILD/config.h" ||
+grep -qE '^#define PCAP_SUPPORT_RDMASNIFF( |$)' "$BUILD/config.h" ||
   die "configure did not enable RDMA sniffing (no PCAP_SUPPORT_RDMASNIFF in config.h): is libibverbs-dev (rdma-core) installed? See $BUILD/config.log"
 # The libraries libpcap.a needs: with the options above, libibverbs only.
 PCAP_LIBS=$(sed -n 's/^LIBS[[:space:]]*=[[:space:]]*//p' "$BUILD/Makefile")
@@ -235,7 +235,7 @@ make -C "$BUILD" -s -j"$(nproc)" libpcap.a >"$OUT/make.log" 2>&1 ||
   { tail -30 "$OUT/make.log"; die "building libpcap.a failed (log: $OUT/make.log)"; }
 # A directory holding libpcap.a and nothing else: `-lpcap` can only find the static one there.
 cp "$BUILD/libpcap.a" "$OUT/lib/libpcap.a"
-nm "$OUT/lib/libpcap.a" 2>/dev/null | grep -q ' T rdmasniff_create$' || die "libpcap.a has no rdmasniff_create"
+grep -q ' T rdmasniff_create$' <<<"$(nm "$OUT/lib/libpcap.a" 2>/dev/null)" || die "libpcap.a has no rdmasniff_create"
 echo "  $OUT/lib/libpcap.a ($(du -k "$OUT/lib/libpcap.a" | cut -f1) KiB)"
 
 # --- 4. tripcap against it. The pcap crate's build.rs takes LIBPCAP_LIBDIR as a link search

@@ -36,17 +36,17 @@ NEEDED=$(readelf -d "$BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' 
 echo "  NEEDED: $NEEDED"
 LDD=$(ldd "$BIN" 2>&1)
 echo "$LDD" | grep -E 'libibverbs|libpcap|not found' | sed 's/^[[:space:]]*/  ldd: /'
-if [[ " $NEEDED " == *" libibverbs.so.1 "* ]] && echo "$LDD" | grep -qE '^[[:space:]]*libibverbs\.so\.1 => /'; then
+if [[ " $NEEDED " == *" libibverbs.so.1 "* ]] && grep -qE '^[[:space:]]*libibverbs\.so\.1 => /' <<<"$LDD"; then
   pass "needs libibverbs.so.1, and it resolves"
 else
   fail "libibverbs.so.1 is not needed or does not resolve"
 fi
-if echo "$LDD" | grep -q 'libpcap\.so' || [[ "$NEEDED" == *libpcap* ]]; then
+if grep -q 'libpcap\.so' <<<"$LDD" || [[ "$NEEDED" == *libpcap* ]]; then
   fail "links libpcap.so dynamically: the system libpcap (without RDMA sniffing) would be used"
 else
   pass "no libpcap.so: libpcap is linked in statically"
 fi
-if echo "$LDD" | grep -q 'not found'; then
+if grep -q 'not found' <<<"$LDD"; then
   fail "some shared libraries do not resolve"
 fi
 
@@ -65,7 +65,7 @@ fi
 SYMS=$(nm -C "$BIN" 2>&1)
 RDMA_SYMS=$(echo "$SYMS" | grep -E ' [Tt] rdmasniff_(create|findalldevs)$')
 echo "$RDMA_SYMS" | sed '/^$/d; s/^/  nm: /'
-if echo "$RDMA_SYMS" | grep -q ' rdmasniff_create$' && echo "$RDMA_SYMS" | grep -q ' rdmasniff_findalldevs$'; then
+if grep -q ' rdmasniff_create$' <<<"$RDMA_SYMS" && grep -q ' rdmasniff_findalldevs$' <<<"$RDMA_SYMS"; then
   pass "libpcap's RDMA sniffer (pcap-rdmasniff.c) is linked in"
 else
   fail "no rdmasniff_create/rdmasniff_findalldevs: libpcap was built without RDMA sniffing (or symbols were stripped)"
