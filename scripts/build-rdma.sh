@@ -39,7 +39,7 @@ PIN_SHA256=2a8885c403516cf7b0933ed4b14d6caa30e02052489ebd414dc75ac52e7559e6
 UPSTREAM_URL=https://www.tcpdump.org/release/libpcap-$PIN_VERSION.tar.gz
 
 CARGO=${CARGO:-cargo}
-OUT=$ROOT/target/rdma-libpcap          # source, build tree, lib/libpcap.a
+OUT=$ROOT/target/rdma-libpcap          # src/, build/, lib/<sha256>/libpcap.a
 TARGET_DIR=$ROOT/target/rdma           # cargo's target dir for this build
 DEB_SRC=/etc/apt/sources.list.d/tripcap-deb-src.sources
 SUDO=""
@@ -212,7 +212,7 @@ dpkg --compare-versions "$VERSION" ge "$MIN_VERSION" 2>/dev/null ||
 step "configure libpcap $VERSION --enable-rdma"
 BUILD=$OUT/build
 rm -rf "$BUILD" "$OUT/lib"
-mkdir -p "$BUILD" "$OUT/lib"
+mkdir -p "$BUILD"
 tar xf "$TARBALL" -C "$BUILD" --strip-components=1
 CONFIGURE_FLAGS=(--enable-rdma --disable-shared --with-pcap=linux
   --disable-dbus --disable-bluetooth --disable-usb --disable-netmap --disable-remote
@@ -233,10 +233,15 @@ echo "  libpcap's LIBS: $PCAP_LIBS"
 step "make libpcap.a"
 make -C "$BUILD" -s -j"$(nproc)" libpcap.a >"$OUT/make.log" 2>&1 ||
   { tail -30 "$OUT/make.log"; die "building libpcap.a failed (log: $OUT/make.log)"; }
-# A directory holding libpcap.a and nothing else: `-lpcap` can only find the static one there.
-cp "$BUILD/libpcap.a" "$OUT/lib/libpcap.a"
-grep -q ' T rdmasniff_create$' <<<"$(nm "$OUT/lib/libpcap.a" 2>/dev/null)" || die "libpcap.a has no rdmasniff_create"
-echo "  $OUT/lib/libpcap.a ($(du -k "$OUT/lib/libpcap.a" | cut -f1) KiB)"
+# A directory holding libpcap.a and nothing else: `-lpcap` can only find the static one
+# there. Named after its content: cargo does not watch libpcap.a, but it does watch
+# LIBPCAP_LIBDIR (through the pcap crate), so a different libpcap.a relinks tripcap.
+PCAP_A_SHA=$(sha256sum "$BUILD/libpcap.a" | cut -d' ' -f1)
+LIBDIR=$OUT/lib/${PCAP_A_SHA:0:16}
+mkdir -p "$LIBDIR"
+cp "$BUILD/libpcap.a" "$LIBDIR/libpcap.a"
+grep -q ' T rdmasniff_create$' <<<"$(nm "$LIBDIR/libpcap.a" 2>/dev/null)" || die "libpcap.a has no rdmasniff_create"
+echo "  $LIBDIR/libpcap.a ($(du -k "$LIBDIR/libpcap.a" | cut -f1) KiB)"
 
 # --- 4. tripcap against it. The pcap crate's build.rs takes LIBPCAP_LIBDIR as a link search
 # path (ahead of the system's) and LIBPCAP_VER as the version (it cannot dlopen a .a to ask).
@@ -247,9 +252,9 @@ step "cargo build --release (tripcap, libpcap $VERSION static, libibverbs dynami
 LINK_ARGS=(-C link-arg=-Wl,--push-state,--as-needed)
 for l in $PCAP_LIBS; do LINK_ARGS+=(-C "link-arg=$l"); done
 LINK_ARGS+=(-C link-arg=-Wl,--pop-state)
-echo "  LIBPCAP_LIBDIR=$OUT/lib LIBPCAP_VER=$VERSION $CARGO rustc --release --bin tripcap --target-dir $TARGET_DIR -- ${LINK_ARGS[*]}"
+echo "  LIBPCAP_LIBDIR=$LIBDIR LIBPCAP_VER=$VERSION $CARGO rustc --release --bin tripcap --target-dir $TARGET_DIR -- ${LINK_ARGS[*]}"
 # shellcheck disable=SC2086 # CARGO may be a command with arguments (e.g. flock LOCK cargo)
-LIBPCAP_LIBDIR=$OUT/lib LIBPCAP_VER=$VERSION \
+LIBPCAP_LIBDIR=$LIBDIR LIBPCAP_VER=$VERSION \
   $CARGO rustc --release --bin tripcap --target-dir "$TARGET_DIR" -- "${LINK_ARGS[@]}"
 BIN=$TARGET_DIR/release/tripcap
 
