@@ -114,6 +114,7 @@ deb_src_stanzas() {
 remove_deb_src() { [ ! -e "$DEB_SRC" ] || $SUDO rm -f "$DEB_SRC"; }
 trap remove_deb_src EXIT
 
+# shellcheck disable=SC1091
 CODENAME=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 HAVE_DEB_SRC=0
 if [ "${TRIPCAP_RDMA_NO_APT:-0}" != 1 ]; then
@@ -153,7 +154,8 @@ if [ "$HAVE_DEB_SRC" = 1 ]; then
   # apt checks every file against the hashes of the Sources index, whose InRelease is
   # signed by the archive key (Signed-By above): a mismatch fails the download.
   (cd "$OUT/src" && apt-get source --download-only -qq libpcap) || echo "build-rdma: apt-get source libpcap failed"
-  DSC=$(ls "$OUT"/src/libpcap_*.dsc 2>/dev/null | sort -V | tail -1 || true)
+  DSC=""
+  for f in "$OUT"/src/libpcap_*.dsc; do [ -f "$f" ] && DSC=$f; done
   if [ -n "$DSC" ]; then
     DEB_VERSION=$(sed -n 's/^Version: //p' "$DSC")
     VERSION=${DEB_VERSION#*:}; VERSION=${VERSION%-*}
@@ -170,7 +172,8 @@ if [ "$HAVE_DEB_SRC" = 1 ]; then
       echo "  matches the SHA-256 pinned in this script for libpcap-$PIN_VERSION.tar.gz"
     fi
     # The orig tarball is upstream's: check upstream's signature when Debian ships it.
-    DEBIAN_TAR=$(ls "$OUT"/src/libpcap_"${DEB_VERSION#*:}".debian.tar.* 2>/dev/null | head -1 || true)
+    DEBIAN_TAR=""
+    for f in "$OUT"/src/libpcap_"${DEB_VERSION#*:}".debian.tar.*; do [ -f "$f" ] && DEBIAN_TAR=$f; done
     if [ -f "$OUT/src/$ORIG.asc" ] && [ -n "$DEBIAN_TAR" ] && command -v gpgv >/dev/null && command -v gpg >/dev/null &&
        tar xf "$DEBIAN_TAR" -O debian/upstream/signing-key.asc >"$OUT/src/upstream-key.asc" 2>/dev/null; then
       gpg --batch --quiet --dearmor <"$OUT/src/upstream-key.asc" >"$OUT/src/upstream-key.gpg"
@@ -193,8 +196,11 @@ if [ -z "$TARBALL" ]; then
   LOCAL=$OUT/src/libpcap-$PIN_VERSION.tar.gz
   if [ ! -f "$LOCAL" ]; then
     step "fetching $UPSTREAM_URL"
-    curl -fsSL --connect-timeout 15 --max-time 300 -o "$LOCAL.part" "$UPSTREAM_URL" && mv "$LOCAL.part" "$LOCAL" ||
-      { rm -f "$LOCAL.part"; die "no libpcap source reachable: enable deb-src for your Debian archive, or put $UPSTREAM_URL (SHA-256 $PIN_SHA256) at $LOCAL"; }
+    if ! curl -fsSL --connect-timeout 15 --max-time 300 -o "$LOCAL.part" "$UPSTREAM_URL"; then
+      rm -f "$LOCAL.part"
+      die "no libpcap source reachable: enable deb-src for your Debian archive, or put $UPSTREAM_URL (SHA-256 $PIN_SHA256) at $LOCAL"
+    fi
+    mv "$LOCAL.part" "$LOCAL"
   fi
   GOT=$(sha256sum "$LOCAL" | cut -d' ' -f1)
   echo "  $(basename "$LOCAL") SHA-256 $GOT"
@@ -211,7 +217,7 @@ dpkg --compare-versions "$VERSION" ge "$MIN_VERSION" 2>/dev/null ||
 
 step "configure libpcap $VERSION --enable-rdma"
 BUILD=$OUT/build
-rm -rf "$BUILD" "$OUT/lib"
+rm -rf "${BUILD:?}" "${OUT:?}/lib"
 mkdir -p "$BUILD"
 tar xf "$TARBALL" -C "$BUILD" --strip-components=1
 CONFIGURE_FLAGS=(--enable-rdma --disable-shared --with-pcap=linux
@@ -249,9 +255,9 @@ echo "  $LIBDIR/libpcap.a ($(du -k "$LIBDIR/libpcap.a" | cut -f1) KiB)"
 # crates' libraries), only as needed; `cargo rustc` applies them to the binary alone.
 
 step "cargo build --release (tripcap, libpcap $VERSION static, libibverbs dynamic) into $TARGET_DIR"
-LINK_ARGS=(-C link-arg=-Wl,--push-state,--as-needed)
+LINK_ARGS=(-C "link-arg=-Wl,--push-state,--as-needed")
 for l in $PCAP_LIBS; do LINK_ARGS+=(-C "link-arg=$l"); done
-LINK_ARGS+=(-C link-arg=-Wl,--pop-state)
+LINK_ARGS+=(-C "link-arg=-Wl,--pop-state")
 echo "  LIBPCAP_LIBDIR=$LIBDIR LIBPCAP_VER=$VERSION $CARGO rustc --release --bin tripcap --target-dir $TARGET_DIR -- ${LINK_ARGS[*]}"
 # shellcheck disable=SC2086 # CARGO may be a command with arguments (e.g. flock LOCK cargo)
 LIBPCAP_LIBDIR=$LIBDIR LIBPCAP_VER=$VERSION \
