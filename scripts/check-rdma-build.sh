@@ -78,6 +78,15 @@ else
   fail "no ibv_* symbols: the RDMA sniffer is not wired to libibverbs"
 fi
 
+# 5. The binary itself says so, decided at run time (`tripcap interfaces`, `check`).
+SAYS=$("$BIN" interfaces 2>/dev/null | head -n 1)
+echo "  interfaces: $SAYS"
+if [ "$SAYS" = "RDMA sniffing: available in this build" ]; then
+  pass "tripcap interfaces reports RDMA sniffing available"
+else
+  fail "tripcap interfaces does not report RDMA sniffing available"
+fi
+
 if [ "$FAILED" = 0 ]; then
   echo "== OK: $BIN is RDMA-capable (${PCAP_VERSION:-libpcap}, RDMA sniffer, needs libibverbs.so.1 at run time)"
 else
