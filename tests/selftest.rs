@@ -12,6 +12,8 @@ use common::*;
 
 const TOKEN: &str = "selftest-token-77c1";
 const TOKEN_ENV: &str = "TRIPCAP_TEST_SELFTEST_TOKEN";
+/// Holds a token the collector does not accept.
+const WRONG_ENV: &str = "TRIPCAP_TEST_SELFTEST_WRONG_TOKEN";
 
 /// Run `tripcap selftest --json` with `config` (TOML) and `args`; (exit code, checks).
 fn selftest(
@@ -27,7 +29,8 @@ fn selftest(
         .arg("-c")
         .arg(&cfg)
         .args(args)
-        .env(TOKEN_ENV, TOKEN));
+        .env(TOKEN_ENV, TOKEN)
+        .env(WRONG_ENV, "not-the-token"));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
     let checks = doc["checks"].as_array().cloned().unwrap_or_default();
@@ -91,19 +94,8 @@ fn a_healthy_node_is_ready_and_each_cause_fails_its_own_line() {
         .is_some_and(|d| d.contains("does not exist") && d.contains("tripcap interfaces")));
 
     // A refused token.
-    let cfg = dir.path().join("wrong.toml");
-    std::fs::write(
-        &cfg,
-        upload_config(&c.url, &out, "TRIPCAP_TEST_WRONG_TOKEN"),
-    )
-    .expect("config");
-    let o = run(tripcap()
-        .args(["selftest", "--json", "-c"])
-        .arg(&cfg)
-        .env("TRIPCAP_TEST_WRONG_TOKEN", "not-the-token"));
-    assert_eq!(o.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    let checks = doc["checks"].as_array().cloned().unwrap_or_default();
+    let (code, checks) = selftest(dir.path(), &upload_config(&c.url, &out, WRONG_ENV), &[]);
+    assert_eq!(code, Some(1));
     assert_eq!(failed(&checks), ["upload endpoint"]);
     assert!(line(&checks, "upload endpoint")["detail"]
         .as_str()

@@ -64,7 +64,7 @@ pub fn devices_for(sysfs_root: &Path, netdevs: &[String]) -> Vec<String> {
     let mut out = BTreeSet::new();
     for netdev in netdevs {
         // The capture interface may be the RDMA device itself.
-        if ib.join(netdev).is_dir() {
+        if crate::interfaces::is_rdma_device(sysfs_root, netdev) {
             out.insert(netdev.clone());
         }
         let via_net = sysfs_root

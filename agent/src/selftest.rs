@@ -155,7 +155,7 @@ async fn burst(config: &Config) -> Result<String, String> {
     let sent = send_burst(src, dst).map_err(|e| format!("cannot send on loopback: {e}"));
     let fired = sent.and_then(|n| {
         agent
-            .fire_manual("tripcap selftest")
+            .fire_manual("selftest", "tripcap selftest")
             .map(|_| n)
             .map_err(|e| format!("cannot write a capture: {e}"))
     });
@@ -274,9 +274,7 @@ async fn upload(config: &Config) -> Result<String, String> {
 }
 
 fn memory(config: &Config) -> Result<String, String> {
-    let available = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| crate::config::mem_available(&t));
+    let available = crate::config::available_memory();
     match available {
         Some(a) => match config.memory_note(a) {
             Some(note) => Err(note),

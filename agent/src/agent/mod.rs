@@ -148,13 +148,18 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Fire the manual trigger now (wall clock), with `reason` as its line: what
-    /// `POST /trigger` does, for callers that hold the agent (`selftest`).
-    pub fn fire_manual(&self, reason: &str) -> std::io::Result<crate::recorder::Fired> {
+    /// Fire the manual trigger now (wall clock) on behalf of `source`, with
+    /// `reason` as its line: what `POST /trigger` does, for callers that hold
+    /// the agent (`selftest`).
+    pub fn fire_manual(
+        &self,
+        source: &str,
+        reason: &str,
+    ) -> std::io::Result<crate::recorder::Fired> {
         self.recorder.fire(crate::recorder::Firing {
             trigger: self.manual,
             at_ns: crate::clock::now_ns(),
-            source: Some("selftest".into()),
+            source: Some(source.into()),
             line: Some(reason.as_bytes().to_vec()),
             ..crate::recorder::Firing::default()
         })

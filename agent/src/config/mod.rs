@@ -26,7 +26,7 @@ use tripcap_triggers::{TriggerDef, TriggerSet};
 use crate::capture::DEFAULT_FILTER;
 
 pub use error::{Error, ErrorKind, Location};
-pub use probe::mem_available;
+pub use probe::{available_memory, mem_available};
 
 /// The configuration's error under its former name.
 pub type ConfigError = Error;

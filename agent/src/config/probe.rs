@@ -35,9 +35,7 @@ impl Config {
                 self.capture.snaplen
             ));
         }
-        let available = std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|t| mem_available(&t));
+        let available = available_memory();
         if let Some(note) = available.and_then(|a| self.memory_note(a)) {
             notes.push(note);
         }
@@ -143,6 +141,13 @@ impl Config {
             )
         })
     }
+}
+
+/// This machine's `MemAvailable`, in bytes, when `/proc/meminfo` says.
+pub fn available_memory() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| mem_available(&t))
 }
 
 /// `MemAvailable` of a `/proc/meminfo` text, in bytes.

@@ -17,8 +17,7 @@ pub mod uploader;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-pub use http::check_upload;
-pub use http::probe_upload;
+pub use http::{check_upload, probe_upload};
 pub use upload_config::{Method, SpoolConfig, UploadConfig, UploadError};
 pub use uploader::{wait_drained, DeliveryTask, Uploader};
 
