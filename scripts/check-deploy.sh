@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Check the deploy files as far as this machine can: the systemd unit with
 # `systemd-analyze verify` (pointed at a built binary; any warning fails, since
-# verify itself exits 0 on values it ignores), and the Slurm scripts' syntax.
+# verify itself exits 0 on values it ignores), the Slurm scripts' syntax, and the Kubernetes
+# manifest against the container image and the CLI (scripts/deploy-manifest.py).
 #
 #   scripts/check-deploy.sh [TRIPCAP_BINARY]     (default: target/debug/tripcap)
 set -euo pipefail
@@ -22,3 +23,5 @@ for s in deploy/slurm/*.sh; do
   bash -n "$s"
   echo "ok: $s parses"
 done
+# The Kubernetes manifest against the image (Containerfile, build-image.sh) and the CLI.
+/usr/bin/python3 scripts/deploy-manifest.py check "$BIN" deploy/kubernetes/*.yaml

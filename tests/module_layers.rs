@@ -28,6 +28,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tasks",
             "counters",
             "interfaces",
+            "ethtool",
+            "caps",
         ],
     ),
     ("wire", &["wire", "capture_file", "sidecar"]),

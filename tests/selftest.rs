@@ -158,3 +158,22 @@ fn without_permission_to_capture_the_interface_and_the_loopback_path_fail() {
         "{checks:#?}"
     );
 }
+
+#[test]
+fn as_nobody_from_a_binary_with_permitted_file_capabilities_it_is_ready() {
+    // `setcap …+p` (no effective bit): tripcap raises them itself. The same user without
+    // them fails (the test above); with them every check passes, capture included.
+    let bin = Unprivileged::new();
+    bin.setcap("cap_net_raw,cap_net_admin+p");
+    let o = bin.run(&["selftest", "--json", "-i", "lo", "-o", "out"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let checks = doc["checks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(failed(&checks), Vec::<String>::new(), "{checks:#?}");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        line(&checks, "loopback path")["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("200 of 200")),
+        "{checks:#?}"
+    );
+}

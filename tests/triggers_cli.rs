@@ -142,6 +142,22 @@ fn list_shows_every_pack_class_and_example_and_patterns_compile_for_grep() {
             def.name
         );
         assert!(text.contains(&def.example), "{}", def.name);
+        // Every pattern's source (project, file, releases) is listed under its trigger.
+        let section: String = text
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("  {}  class=", def.name)))
+            .skip(1)
+            .take_while(|l| l.starts_with("    "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        for source in def.sources.iter().flat_map(|s| s.split("; ")) {
+            assert!(
+                section.contains(&format!("    from {source}")),
+                "{}: `{source}` not listed in {section}",
+                def.name
+            );
+        }
+        assert!(!def.sources.is_empty(), "{} has no sources", def.name);
     }
     let o = run(tripcap().args(["triggers", "list", "--patterns"]));
     assert!(o.status.success());

@@ -16,6 +16,10 @@
 //! Reading is best effort and never fails: a counter file that cannot be read or does not
 //! hold an unsigned integer is skipped and counted in [`CounterSnapshot::unreadable`]
 //! (some `hw_counters` files are write-only or return `EINVAL` on some firmware).
+//!
+//! On the live sysfs (`/sys`), the discard counters that drivers keep only in their ethtool
+//! statistics (`rx_discards_phy` on mlx5) are read from each RDMA device's netdevs with
+//! [`crate::ethtool`] and filed under the port the netdev is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -25,7 +29,7 @@ use serde::{Deserialize, Serialize};
 /// Counters that count packets the NIC discarded before any capture could see
 /// them: receive buffers exhausted (`out_of_buffer`), discards at the port
 /// (`port_rcv_discards`), and the physical port's discards where a driver
-/// exposes them here (`rx_discards_phy`).
+/// exposes them here or in its ethtool statistics (`rx_discards_phy`, mlx5's).
 pub const DISCARD_COUNTERS: [&str; 3] = ["out_of_buffer", "port_rcv_discards", "rx_discards_phy"];
 
 /// The discard counters that rose in `delta`: ("mlx5_0 port 1 out_of_buffer", increase).
@@ -116,9 +120,49 @@ pub fn snapshot(sysfs_root: &Path, netdevs: &[String]) -> CounterSnapshot {
                 ports.insert(port, counters);
             }
         }
+        if sysfs_root == Path::new(LIVE_SYSFS) {
+            ethtool_counters(sysfs_root, &dev, &DISCARD_COUNTERS, &mut ports);
+        }
         snap.devices.insert(dev, ports);
     }
     snap
+}
+
+/// The sysfs of the running kernel: only there do the netdevs named in it answer the
+/// ethtool ioctl (a fake tree's do not exist, or are other interfaces).
+const LIVE_SYSFS: &str = "/sys";
+
+/// The ethtool statistics in `names` of the netdevs of RDMA device `dev` (found under
+/// `sysfs_root`, read from the running kernel), filed under the port each netdev is
+/// (`dev_port` + 1). [`snapshot`] reads the discard counters that drivers keep only there
+/// (mlx5's `rx_discards_phy`). A name sysfs already gave is not replaced.
+pub fn ethtool_counters(
+    sysfs_root: &Path,
+    dev: &str,
+    names: &[&str],
+    ports: &mut BTreeMap<String, PortCounters>,
+) {
+    let nets = sysfs_root
+        .join("class/infiniband")
+        .join(dev)
+        .join("device/net");
+    for netdev in dir_names(&nets) {
+        let Ok(found) = crate::ethtool::stats_named(&netdev, names) else {
+            continue;
+        };
+        if found.is_empty() {
+            continue;
+        }
+        let dev_port =
+            std::fs::read_to_string(sysfs_root.join("class/net").join(&netdev).join("dev_port"))
+                .ok()
+                .and_then(|t| t.trim().parse::<u32>().ok())
+                .unwrap_or(0);
+        let counters = ports.entry((dev_port + 1).to_string()).or_default();
+        for (name, value) in found {
+            counters.entry(name).or_insert(value);
+        }
+    }
 }
 
 /// `b - a` for every counter present in both (wrapping: a counter that wrapped or was

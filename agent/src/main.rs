@@ -14,6 +14,12 @@ use tripcap::window::CaptureOutcome;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_format, cli.verbose);
+    // Before any thread: file capabilities granted as permitted (`setcap …+p`) become
+    // effective for every thread started later. Failing leaves the process as it was;
+    // a capture that needed them says so itself.
+    if let Err(e) = tripcap::caps::raise_permitted() {
+        tracing::debug!("cannot raise permitted capabilities: {e}");
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -190,7 +190,8 @@ pub fn list_patterns(out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// The built-in packs, their triggers, classes, windows and example lines.
+/// The built-in packs, their triggers, classes, windows, example lines, and the
+/// sources (project, file, releases) their patterns were written from.
 pub fn list(out: &mut dyn Write) -> io::Result<()> {
     for pack in tripcap_triggers::describe() {
         writeln!(out, "pack {}: {}", pack.name, pack.summary)?;
@@ -206,6 +207,14 @@ pub fn list(out: &mut dyn Write) -> io::Result<()> {
             )?;
             writeln!(out, "    {}", t.description)?;
             writeln!(out, "    e.g. {}", t.example)?;
+            // Where the patterns come from, each source once (several patterns share one).
+            let mut seen: Vec<&str> = Vec::new();
+            for s in t.sources.iter().flat_map(|s| s.split("; ")) {
+                if !s.is_empty() && !seen.contains(&s) {
+                    seen.push(s);
+                    writeln!(out, "    from {s}")?;
+                }
+            }
         }
         writeln!(out)?;
     }

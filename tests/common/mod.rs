@@ -489,6 +489,16 @@ impl Unprivileged {
         Unprivileged { dir, bin }
     }
 
+    /// Give the copy file capabilities (`setcap CAPS`, e.g. `cap_net_raw+p`).
+    pub fn setcap(&self, caps: &str) {
+        let o = Command::new("setcap")
+            .arg(caps)
+            .arg(&self.bin)
+            .output()
+            .expect("run setcap (apt-get install libcap2-bin)");
+        assert!(o.status.success(), "setcap {caps}: {o:?}");
+    }
+
     /// Run `tripcap ARGS` as nobody, in the copy's directory.
     pub fn run(&self, args: &[&str]) -> Output {
         Command::new("setpriv")

@@ -41,6 +41,10 @@ pub struct TriggerDef {
     /// A real log line the trigger fires on, for `tripcap triggers list`
     /// (empty for user triggers).
     pub example: String,
+    /// Where each pattern comes from, one entry per pattern (same order): the
+    /// project, file and releases whose format strings it was written from
+    /// (`nccl src/transport/net_ib.cc (v2.19.3-)`). Empty for user triggers.
+    pub sources: Vec<String>,
 }
 
 impl TriggerDef {
@@ -57,6 +61,7 @@ impl TriggerDef {
             cooldown: DEFAULT_COOLDOWN,
             description: String::new(),
             example: String::new(),
+            sources: Vec::new(),
         }
     }
 }

@@ -139,25 +139,43 @@ static CTIME: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EPOCH: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u)\[(?P<s>\d{10})\.(?P<f>\d{6})\]"));
 
-static RAN_FOR: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u)\bran for (\d{1,15}) milliseconds"));
-static TIMEOUT_MS: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u)\bTimeout\(ms\)=(\d{1,15})\b"));
-static STUCK_S: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?-u)watchdog got stuck for (\d{1,12}) seconds"));
-static GLOO_MS: LazyLock<Regex> = LazyLock::new(|| re(r"(?-u)Timed out waiting (\d{1,15})ms for"));
-static ABORT_MS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?-u)abort timed out after (\d{1,15}) ms"));
+/// Phrases that say how long the failed operation had been stuck, in order of
+/// preference (the first that matches wins): the regex's group 1 is the number,
+/// and the unit says what it counts. One row per wording; every family whose
+/// failure lines print a duration has its rows here (`triggers/tests/formats.rs`
+/// checks that each such format string back-dates by exactly its duration).
+const STUCK_FOR: &[(&str, Unit)] = &[
+    // PyTorch ProcessGroupNCCL: `ran for 600027 milliseconds`, else `Timeout(ms)=600000`.
+    (r"\bran for (\d{1,15}) milliseconds", Unit::Millis),
+    (r"\bTimeout\(ms\)=(\d{1,15})\b", Unit::Millis),
+    (r"watchdog got stuck for (\d{1,12}) seconds", Unit::Seconds),
+    // Gloo, and ProcessGroupNCCL's abort.
+    (r"Timed out waiting (\d{1,15})ms for", Unit::Millis),
+    (r"abort timed out after (\d{1,15}) ms", Unit::Millis),
+];
+
+/// What a [`STUCK_FOR`] number counts.
+#[derive(Debug, Clone, Copy)]
+enum Unit {
+    Millis,
+    Seconds,
+}
+
+static STUCK_FOR_RES: LazyLock<Vec<(Regex, Unit)>> = LazyLock::new(|| {
+    STUCK_FOR
+        .iter()
+        .map(|(p, unit)| (re(&format!("(?-u){p}")), *unit))
+        .collect()
+});
 
 fn stuck_for(line: &[u8]) -> Option<Duration> {
-    let first = |re: &Regex| re.captures(line).and_then(|c| number(&c, 1));
-    if let Some(ms) = first(&RAN_FOR).or_else(|| first(&TIMEOUT_MS)) {
-        return Some(Duration::from_millis(ms));
-    }
-    if let Some(s) = first(&STUCK_S) {
-        return Some(Duration::from_secs(s));
-    }
-    first(&GLOO_MS)
-        .or_else(|| first(&ABORT_MS))
-        .map(Duration::from_millis)
+    STUCK_FOR_RES.iter().find_map(|(re, unit)| {
+        let n = re.captures(line).and_then(|c| number(&c, 1))?;
+        Some(match unit {
+            Unit::Millis => Duration::from_millis(n),
+            Unit::Seconds => Duration::from_secs(n),
+        })
+    })
 }
 
 /// Group `i` of `caps` as a number (all groups used here are ASCII digits).

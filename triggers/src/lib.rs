@@ -4,7 +4,9 @@
 //! for. The crate is split by job:
 //! - [`def`]: [`TriggerDef`], the plain definition, and the default window;
 //! - [`set`]: [`TriggerSet`], which matches a line against every trigger in one pass;
-//! - [`packs`]: the built-in packs (`nccl`, `pytorch`, `perftest`, `verbs`);
+//! - [`packs`]: the built-in packs (`nccl`, `pytorch`, `perftest`, `verbs`, …);
+//! - [`formats`]: the format strings of the programs that print the lines, which
+//!   every built-in pattern cites (`triggers/formats/*.tsv`);
 //! - [`mod@evidence`]: what a firing line says about time (its timestamp, how long
 //!   the collective was stuck), so the agent can place the window;
 //! - [`perftest`]: a streaming parser of perftest output with bandwidth and
@@ -12,6 +14,7 @@
 
 pub mod def;
 pub mod evidence;
+pub mod formats;
 pub mod packs;
 pub mod perftest;
 pub mod set;

@@ -1,0 +1,546 @@
+//! The built-in packs against lines generated from the format strings of the programs
+//! that print them (`triggers/formats/*.tsv`, see `tripcap_triggers::formats`).
+//!
+//! Every template is instantiated several times with varied, realistic values (addresses,
+//! ranks, QP numbers, errno values, statuses, durations), under its logging framework's
+//! header in the forms its releases print, behind the prefixes launchers add (`[rank3]:`,
+//! mpirun, Ray, pdsh, `srun -l`, torchrun, timestamps, ANSI colours). Then:
+//! - each `fail` instance fires exactly one built-in trigger, of the row's class, and a
+//!   pattern of that trigger that cites the row matches it (the `source` is honest);
+//! - as many `ok` instances (success, progress, configuration, recoverable states from
+//!   the same sources) fire nothing;
+//! - a `fail` instance that says how long something was stuck back-dates its window by
+//!   that long (`evidence`).
+//!
+//! The generator is seeded, so a failure names a line that reproduces.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tripcap_triggers::formats::{self, Format};
+use tripcap_triggers::{all_packs, evidence, LineMatch, TimeContext, TriggerSet};
+
+/// Instances per `fail` row.
+const PER_FAIL_ROW: usize = 8;
+
+/// splitmix64: small, seeded, good enough to vary values.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+const HOSTS: &[&str] = &[
+    "gpu-node-017",
+    "a100-st-p4d24xlarge-22",
+    "h100-28",
+    "node0042.cluster.local",
+    "compute001",
+    "kp-ddp-worker-0",
+    "dgx-a100-b7",
+];
+const IPV4: &[&str] = &[
+    "10.0.3.7",
+    "172.16.12.34",
+    "192.168.100.2",
+    "10.216.210.236",
+    "100.96.0.41",
+];
+const IPV6: &[&str] = &[
+    "fe80::1e34:da5e:1234:5678",
+    "fd00:1148:9000:5000:4:200:3:ff22",
+    "::ffff:10.0.0.5",
+];
+const DEVS: &[&str] = &[
+    "mlx5_0",
+    "mlx5_1",
+    "mlx5_7",
+    "mlx5_11",
+    "mlx5_bond_0",
+    "mlx5_ib0",
+];
+const NETDEVS: &[&str] = &["ens1f0np0", "ib0", "eth2", "enp65s0f1np1", "bond0"];
+const STRERROR: &[&str] = &[
+    "Connection reset by peer",
+    "Connection timed out",
+    "No route to host",
+    "Broken pipe",
+    "Connection refused",
+    "Input/output error",
+    "Resource temporarily unavailable",
+    "Network is unreachable",
+];
+const WC_STATUS_STR: &[&str] = &[
+    "local length error",
+    "local QP operation error",
+    "local protection error",
+    "Work Request Flushed Error",
+    "memory management operation error",
+    "bad response error",
+    "local access error",
+    "remote invalid request error",
+    "remote access error",
+    "remote operation error",
+    "transport retry counter exceeded",
+    "RNR retry counter exceeded",
+    "fatal error",
+    "response timeout error",
+    "general error",
+];
+const OPTYPES: &[&str] = &[
+    "ALLREDUCE",
+    "ALLGATHER",
+    "REDUCE_SCATTER",
+    "BROADCAST",
+    "_ALLGATHER_BASE",
+    "SEND",
+    "RECV",
+    "BARRIER",
+    "COALESCED",
+];
+const NCCL_RESULTS: &[&str] = &[
+    "unhandled system error",
+    "remote process exited or there was a network error",
+    "internal error",
+    "unhandled cuda error",
+    "invalid usage",
+];
+const WORDS: &[&str] = &[
+    "unknown",
+    "ib0",
+    "internal error",
+    "op1",
+    "default_pg",
+    "abc",
+    "mlx5_0",
+];
+
+/// A value for placeholder `name`, and for durations its length.
+fn value(name: &str, rng: &mut Rng) -> Option<(String, Option<Duration>)> {
+    let hex = |rng: &mut Rng, digits: u32| format!("{:x}", rng.below(16u64.pow(digits)));
+    let ip = |rng: &mut Rng| {
+        if rng.below(4) == 0 {
+            rng.pick(IPV6).to_string()
+        } else {
+            rng.pick(IPV4).to_string()
+        }
+    };
+    let v = match name {
+        "int" => rng
+            .pick(&["-1", "0", "1", "2", "5", "12", "110", "4096", "-110"])
+            .to_string(),
+        "uint" | "size" => rng.range(0, 1 << 20).to_string(),
+        "hex" => format!("0x{}", hex(rng, 4)),
+        "hexdigits" => hex(rng, 4),
+        "ptr" => format!("0x7f{}", hex(rng, 10)),
+        "float" => format!("{}.{:02}", rng.range(0, 4096), rng.below(100)),
+        "ip" => ip(rng),
+        "port" => rng.range(1024, 65535).to_string(),
+        "sockaddr" => {
+            let a = ip(rng);
+            let p = rng.range(1024, 65535);
+            if a.contains(':') {
+                format!("[{a}]:{p}")
+            } else {
+                format!("{a}:{p}")
+            }
+        }
+        "nccl_sockaddr" => format!("{}<{}>", ip(rng), rng.range(1024, 65535)),
+        "host" => rng.pick(HOSTS).to_string(),
+        "dev" => rng.pick(DEVS).to_string(),
+        "ibport" => rng.range(1, 2).to_string(),
+        "netdev" => rng.pick(NETDEVS).to_string(),
+        "rank" | "nranks" => rng.range(0, 1023).to_string(),
+        "cudadev" => rng.range(0, 7).to_string(),
+        "qpn" => rng.range(1, (1 << 24) - 1).to_string(),
+        "errno" => rng.range(1, 133).to_string(),
+        "strerror" => rng.pick(STRERROR).to_string(),
+        "wc_status" => rng.range(1, 21).to_string(),
+        "wc_status_str" => rng.pick(WC_STATUS_STR).to_string(),
+        "vendor_err" => rng.pick(&["81", "129", "244", "51", "68", "0"]).to_string(),
+        "opcode" => rng.range(0, 255).to_string(),
+        "seq" => rng.range(1, 999_999).to_string(),
+        "optype" => rng.pick(OPTYPES).to_string(),
+        "ms" => {
+            let ms = rng.range(1_000, 3_600_000);
+            return Some((ms.to_string(), Some(Duration::from_millis(ms))));
+        }
+        "sec" => {
+            let s = rng.range(1, 3_600);
+            return Some((s.to_string(), Some(Duration::from_secs(s))));
+        }
+        "nccl_result" => rng.pick(NCCL_RESULTS).to_string(),
+        "nccl_result_int" => rng.range(1, 7).to_string(),
+        "func" => rng
+            .pick(&[
+                "ncclProxyConnect",
+                "ibv_modify_qp",
+                "socketProgress",
+                "ncclIbConnect",
+            ])
+            .to_string(),
+        "path" => rng
+            .pick(&[
+                "/tmp/nccl_trace_rank_3",
+                "/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp",
+                "/dev/shm/x",
+            ])
+            .to_string(),
+        "file_line" => rng
+            .pick(&["net_ib.cc:1234", "NCCLUtils.hpp:268", "socket.cc:538"])
+            .to_string(),
+        "key" => rng
+            .pick(&["0", "rank_3", "/default_pg/0//cuda//0", "NCCLABORTEDCOMM:0"])
+            .to_string(),
+        "pg" => rng.pick(&["0", "1", "default_pg", "5"]).to_string(),
+        "str" => rng.pick(WORDS).to_string(),
+        _ => return None,
+    };
+    Some((v, None))
+}
+
+/// The header `logger` puts before the text, in one of the forms its releases print.
+fn header(f: &Format, rng: &mut Rng) -> String {
+    let host = rng.pick(HOSTS);
+    let (pid, tid) = (rng.range(100, 999_999), rng.range(100, 999_999));
+    let base = f.file.rsplit('/').next().unwrap_or(f.file);
+    let line = rng.range(10, 3000);
+    let dev = rng.range(0, 7);
+    let glog = |level: char, rng: &mut Rng| match rng.below(3) {
+        0 => format!("[{level} {base}:{line}] "),
+        1 => format!(
+            "[{level}{:02}{:02} {:02}:{:02}:{:02}.{:09} {base}:{line}] ",
+            rng.range(1, 12),
+            rng.range(1, 28),
+            rng.range(0, 23),
+            rng.range(0, 59),
+            rng.range(0, 59),
+            rng.below(1_000_000_000)
+        ),
+        _ => format!(
+            "{level}{:02}{:02} {:02}:{:02}:{:02}.{:06} {pid} {base}:{line}] ",
+            rng.range(1, 12),
+            rng.range(1, 28),
+            rng.range(0, 23),
+            rng.range(0, 59),
+            rng.range(0, 59),
+            rng.below(1_000_000)
+        ),
+    };
+    match f.logger {
+        "nccl_warn" | "nccl_info" => {
+            let level = if f.logger == "nccl_warn" {
+                "WARN"
+            } else {
+                "INFO"
+            };
+            if rng.below(2) == 0 {
+                format!("{host}:{pid}:{tid} [{dev}] NCCL {level} ")
+            } else {
+                format!("{host}:{pid}:{tid} [{dev}] {base}:{line} NCCL {level} ")
+            }
+        }
+        "glog_E" => glog('E', rng),
+        "glog_W" => glog('W', rng),
+        "glog_I" => glog('I', rng),
+        "glog_F" => glog('F', rng),
+        "exception" => rng
+            .pick(&[
+                "RuntimeError: ",
+                "torch.distributed.DistBackendError: ",
+                "  what():  ",
+                "",
+            ])
+            .to_string(),
+        "ucx" => {
+            if rng.below(2) == 0 {
+                format!(
+                    "[{}.{:06}] [{host}:{pid}:0] {:>16}:{line:<4} UCX  ERROR ",
+                    rng.range(1_500_000_000, 1_800_000_000),
+                    rng.below(1_000_000),
+                    base
+                )
+            } else {
+                format!("[{host}:{pid}:0:{tid}] {base}:{line}  ")
+            }
+        }
+        "fi" => format!(
+            "libfabric:{pid}:{}::verbs:core:{}():{line}<warn> ",
+            rng.range(1_600_000_000, 1_800_000_000),
+            rng.pick(&["vrb_poll_cq", "vrb_eq_read", "rxm_handle_error"])
+        ),
+        "spdk" => format!(
+            "[2024-{:02}-{:02} {:02}:{:02}:{:02}.{:06}] {base}:{line}:{}: *ERROR*: ",
+            rng.range(1, 12),
+            rng.range(1, 28),
+            rng.range(0, 23),
+            rng.range(0, 59),
+            rng.range(0, 59),
+            rng.below(1_000_000),
+            rng.pick(&[
+                "nvme_rdma_process_recv_completion",
+                "nvme_rdma_cq_process_completions"
+            ])
+        ),
+        "kernel" => format!("[{:>5}.{:06}] ", rng.range(1, 99_999), rng.below(1_000_000)),
+        _ => String::new(),
+    }
+}
+
+/// What launchers and collectors put in front of a line.
+fn wrapper(rng: &mut Rng) -> String {
+    let rank = rng.range(0, 255);
+    match rng.below(9) {
+        0 => format!("[rank{rank}]:"),
+        1 => format!("[1,{rank}]<stdout>:"),
+        2 => format!("(RayWorkerWrapper pid={}) ", rng.range(100, 99_999)),
+        3 => format!("{}: ", rng.pick(HOSTS)),
+        4 => format!("{rank}: "),
+        5 => format!("[default{}]:", rng.range(0, 7)),
+        6 => format!(
+            "2025-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z ",
+            rng.range(1, 12),
+            rng.range(1, 28),
+            rng.range(0, 23),
+            rng.range(0, 59),
+            rng.range(0, 59),
+            rng.below(1000)
+        ),
+        7 => "\x1b[36m".to_string(),
+        _ => String::new(),
+    }
+}
+
+/// One line from `f`, and the last duration placeholder's length.
+fn instantiate(f: &Format, rng: &mut Rng) -> Result<(String, Option<Duration>), String> {
+    let template = f.template.replace("\\t", "\t");
+    let mut text = String::new();
+    let mut last_duration = None;
+    let mut rest = template.as_str();
+    while let Some(open) = rest.find('{') {
+        text.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            text.push_str(&rest[open..]);
+            rest = "";
+            break;
+        };
+        let name = &after[..close];
+        match value(name, rng) {
+            Some((v, d)) => {
+                text.push_str(&v);
+                last_duration = d.or(last_duration);
+            }
+            // Not a placeholder: a literal brace in the message.
+            None if !name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                || name.is_empty() =>
+            {
+                text.push('{');
+                rest = after;
+                continue;
+            }
+            None => return Err(format!("{}: unknown placeholder {{{name}}}", f.origin)),
+        }
+        rest = &after[close + 1..];
+    }
+    text.push_str(rest);
+    Ok((
+        format!("{}{}{text}", wrapper(rng), header(f, rng)),
+        last_duration,
+    ))
+}
+
+/// The rows under test: all, or with `FORMATS_ONLY=prefix,prefix…` (for work on one
+/// family) those whose id starts with one of the prefixes.
+fn rows() -> Vec<&'static Format> {
+    let all = formats::all().unwrap_or_else(|e| panic!("{e}"));
+    let only = std::env::var("FORMATS_ONLY").unwrap_or_default();
+    let prefixes: Vec<&str> = only.split(',').filter(|p| !p.is_empty()).collect();
+    all.iter()
+        .filter(|f| prefixes.is_empty() || prefixes.iter().any(|p| f.id.starts_with(p)))
+        .collect()
+}
+
+/// Format rows whose duration is not how long anything was stuck (a configured
+/// timeout, a retry interval): their windows are not back-dated, by design.
+const NOT_STUCK_FOR: &[&str] = &[];
+
+#[test]
+fn every_failure_wording_fires_its_class_through_a_pattern_that_cites_it() {
+    let set = TriggerSet::new(all_packs()).expect("packs compile");
+    let mut rng = Rng(0x7219_c0de);
+    let mut out: Vec<LineMatch> = Vec::new();
+    let mut failures = Vec::new();
+    let mut fired_by_class: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut instances = 0;
+    for f in rows().iter().filter(|f| f.fails) {
+        for _ in 0..PER_FAIL_ROW {
+            let (line, duration) = match instantiate(f, &mut rng) {
+                Ok(x) => x,
+                Err(e) => {
+                    failures.push(e);
+                    break;
+                }
+            };
+            instances += 1;
+            set.match_line(line.as_bytes(), &mut out);
+            let fired: Vec<&str> = out
+                .iter()
+                .map(|m| set.defs()[m.trigger].name.as_str())
+                .collect();
+            if out.len() != 1 {
+                failures.push(format!(
+                    "{} ({}) fired {fired:?}, want one trigger: {line:?}",
+                    f.id, f.origin
+                ));
+                continue;
+            }
+            let def = &set.defs()[out[0].trigger];
+            if def.class != f.class {
+                failures.push(format!(
+                    "{} ({}) fired {} of class {}, want {}: {line:?}",
+                    f.id, f.origin, def.name, def.class, f.class
+                ));
+                continue;
+            }
+            let cites = def
+                .patterns
+                .iter()
+                .zip(&def.sources)
+                .filter(|(_, s)| !s.is_empty())
+                .zip(tripcap_triggers::packs::citations(&def.name))
+                .any(|((p, _), ids)| {
+                    ids.iter().any(|c| formats::cites(c, f.id))
+                        && regex::bytes::Regex::new(p).is_ok_and(|r| r.is_match(line.as_bytes()))
+                });
+            if !cites {
+                failures.push(format!(
+                    "{} ({}) fired {}, but none of its patterns that cite `{}` matches: {line:?}",
+                    f.id, f.origin, def.name, f.id
+                ));
+                continue;
+            }
+            *fired_by_class.entry(f.class).or_default() += 1;
+            if let Some(d) = duration.filter(|_| !NOT_STUCK_FOR.contains(&f.id)) {
+                let ev = evidence(line.as_bytes(), TimeContext::utc(0));
+                if ev.stuck_for != Some(d) {
+                    failures.push(format!(
+                        "{} ({}) says {d:?} but evidence gives {:?}: {line:?}",
+                        f.id, f.origin, ev.stuck_for
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        instances > 500 || std::env::var_os("FORMATS_ONLY").is_some(),
+        "only {instances} failure instances"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {instances} failure instances wrong (fired by class: {fired_by_class:?}):\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn as_many_look_alikes_fire_nothing() {
+    let set = TriggerSet::new(all_packs()).expect("packs compile");
+    let fails = rows().iter().filter(|f| f.fails).count();
+    let oks: Vec<&Format> = rows().into_iter().filter(|f| !f.fails).collect();
+    assert!(!oks.is_empty(), "no ok rows");
+    let per_row = (fails * PER_FAIL_ROW).div_ceil(oks.len());
+    let mut rng = Rng(0x0c0f_fee5);
+    let mut out = Vec::new();
+    let mut failures = Vec::new();
+    let mut instances = 0;
+    for f in &oks {
+        let f = *f;
+        for _ in 0..per_row {
+            let (line, _) = instantiate(f, &mut rng).unwrap_or_else(|e| panic!("{e}"));
+            instances += 1;
+            if set.match_line(line.as_bytes(), &mut out) {
+                let fired: Vec<&str> = out
+                    .iter()
+                    .map(|m| set.defs()[m.trigger].name.as_str())
+                    .collect();
+                failures.push(format!("{} ({}) fired {fired:?}: {line:?}", f.id, f.origin));
+            }
+        }
+    }
+    assert!(instances >= fails * PER_FAIL_ROW, "{instances}");
+    assert!(
+        failures.is_empty(),
+        "{} of {instances} look-alike instances fired:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn every_citation_names_a_failure_row_and_every_failure_row_is_cited() {
+    let mut cited = std::collections::BTreeSet::new();
+    for def in all_packs() {
+        let citations = tripcap_triggers::packs::citations(&def.name);
+        assert_eq!(citations.len(), def.patterns.len(), "{}", def.name);
+        for ids in citations {
+            assert!(
+                !ids.is_empty(),
+                "{}: a pattern cites no format row",
+                def.name
+            );
+            for cite in ids {
+                let rows: Vec<&Format> = formats::cited(cite).collect();
+                assert!(
+                    !rows.is_empty(),
+                    "{}: cites `{cite}`, which names no row",
+                    def.name
+                );
+                for f in rows {
+                    assert!(f.fails, "{}: `{cite}` cites {}, an ok row", def.name, f.id);
+                    assert_eq!(
+                        f.class, def.class,
+                        "{}: `{cite}` cites {} of another class",
+                        def.name, f.id
+                    );
+                    cited.insert(f.id);
+                }
+            }
+        }
+    }
+    let uncited: Vec<&str> = rows()
+        .iter()
+        .filter(|f| f.fails && !cited.contains(f.id))
+        .map(|f| f.id)
+        .collect();
+    assert!(
+        uncited.is_empty(),
+        "failure rows no pattern cites: {uncited:?}"
+    );
+}
