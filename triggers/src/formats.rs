@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 const TABLES: &[(&str, &str)] = &[
     ("nccl.tsv", include_str!("../formats/nccl.tsv")),
     ("pytorch.tsv", include_str!("../formats/pytorch.tsv")),
-    ("ucx_libfabric.tsv", HEADER_ONLY /*PENDING*/),
+    ("ucx_libfabric.tsv", include_str!("../formats/ucx_libfabric.tsv")),
     ("verbs_perftest_nvmeof.tsv", HEADER_ONLY /*PENDING*/),
     ("apps.tsv", HEADER_ONLY /*PENDING*/),
 ];
