@@ -26,7 +26,10 @@ const TABLES: &[(&str, &str)] = &[
     ("nccl.tsv", include_str!("../formats/nccl.tsv")),
     ("pytorch.tsv", include_str!("../formats/pytorch.tsv")),
     ("ucx_libfabric.tsv", include_str!("../formats/ucx_libfabric.tsv")),
-    ("verbs_perftest_nvmeof.tsv", HEADER_ONLY /*PENDING*/),
+    (
+        "verbs_perftest_nvmeof.tsv",
+        include_str!("../formats/verbs_perftest_nvmeof.tsv"),
+    ),
     ("apps.tsv", HEADER_ONLY /*PENDING*/),
 ];
 
