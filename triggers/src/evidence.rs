@@ -81,8 +81,9 @@ pub struct Evidence {
     pub line_time: Option<i64>,
     /// How long the failed operation had been stuck when the line was written:
     /// `ran for N milliseconds`, else `Timeout(ms)=N`, else `watchdog got stuck
-    /// for N seconds`, Gloo's `Timed out waiting Nms`, or `abort timed out after
-    /// N ms`. Never the init print `TIMEOUT(ms): N`.
+    /// for N seconds`, Gloo's `Timed out waiting Nms`, `abort timed out after
+    /// N ms`, or how long a c10d store wait or connect lasted (`wait timeout after Nms`).
+    /// Never the init print `TIMEOUT(ms): N`.
     pub stuck_for: Option<Duration>,
 }
 
@@ -152,6 +153,41 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     // Gloo, and ProcessGroupNCCL's abort.
     (r"Timed out waiting (\d{1,15})ms for", Unit::Millis),
     (r"abort timed out after (\d{1,15}) ms", Unit::Millis),
+    // ProcessGroupNCCL's other futures and Gloo's monitoredBarrier: how long they waited.
+    (
+        r"Future for .*? timed out after (\d{1,15}) ms",
+        Unit::Millis,
+    ),
+    (
+        r"failed to pass monitoredBarrier in (\d{1,15}) ms",
+        Unit::Millis,
+    ),
+    // The c10d store while the job is set up: how long the rank waited for its peers.
+    (r"wait timeout after (\d{1,15})ms", Unit::Millis),
+    (
+        r"Timeout waiting for key: .*? after (\d{1,15}) ms",
+        Unit::Millis,
+    ),
+    (
+        r"Timed out after (\d{1,12}) seconds waiting for clients",
+        Unit::Seconds,
+    ),
+    (
+        r"failed to connect/validate to host .*? - timed out \(try=-?\d+, timeout=(\d{1,15})ms\)",
+        Unit::Millis,
+    ),
+    (
+        r"waitForInput: socket .*? timed out after (\d{1,15})ms",
+        Unit::Millis,
+    ),
+    (
+        r"The client socket has timed out after (\d{1,15})ms while",
+        Unit::Millis,
+    ),
+    (
+        r"The client socket has timed out after (\d{1,12})s while",
+        Unit::Seconds,
+    ),
 ];
 
 /// What a [`STUCK_FOR`] number counts.

@@ -1,60 +1,259 @@
-//! The `pytorch` pack.
+//! The `pytorch` pack: PyTorch's ProcessGroupNCCL, its c10d store and Gloo.
+//!
+//! Written from `triggers/formats/pytorch.tsv` (ids `pytorch/…` and `gloo/…`). Each message
+//! has one pattern for all its eras: the rank prefix changed from `[Rank N]` to `[PG N Rank N]`,
+//! `[PG N (desc) Rank N]` and `[PG ID N PG GUID N(desc) Rank N]`, so the patterns start at the
+//! stem (optionally `Rank N] ` before it, to capture the rank) and never at the prefix.
+//!
+//! One line, one class, where one message quotes another:
+//! - `NCCL communicator was aborted on rank N. Original reason for failure was: [Rank N]
+//!   Watchdog caught collective operation timeout…` is the abort (`nccl_system_error`), not a
+//!   second timeout: `pytorch-nccl-timeout` vetoes it.
+//! - `…watchdog thread terminated with exception: [Rank N] Watchdog caught collective
+//!   operation timeout…` (also when cut after `[Rank N]` or inside the stem) is the timeout:
+//!   the generic `terminated with exception` of `pytorch-nccl-error` vetoes the timeout stems.
+//! - NCCL's own error strings (`unhandled system error`, `remote process exited or there was a
+//!   network error`) inside `NCCL error in: …` or `NCCL error: …` belong here; the `nccl` pack
+//!   fires on them only when they stand alone.
+//! - Gloo's ibverbs completion errors (`wc->status == IBV_WC_SUCCESS. 12 vs 0. Send for slot
+//!   0: transport retry counter exceeded`, class `rdma_verbs_error`) are fired by the `verbs`
+//!   pack's `verbs-retry-exceeded` and `verbs-completion-error`, whose patterns cite the
+//!   `gloo/ibverbs/…` rows: a verbs completion error is one failure kind whichever library
+//!   polled it. Gloo's ibverbs *timeouts* stay here, with the other Gloo timeouts.
+//!
+//! Not fired on, on purpose: c10d's per-address `The client socket has failed to connect to
+//! [host]:port (errno: 99 - Cannot assign requested address).` and `cannot be initialized to
+//! connect to` warnings (the client then tries the next address, and healthy runs print them
+//! for `localhost`'s IPv6 address); the failure is `…failed to connect to any network address`
+//! or `…has timed out after`, which fire.
 
 use super::{pat, Builtin, Table, PRE};
 
 /// PyTorch's ProcessGroupNCCL (watchdog, heartbeat monitor), c10d and Gloo.
 pub(super) static PYTORCH: Table = Table {
     name: "pytorch",
-    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, NCCL errors raised to Python, Gloo/store timeouts",
+    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors",
     rows: &[
         Builtin {
             name: "pytorch-nccl-timeout",
             class: "nccl_timeout",
             pre_s: PRE,
-            description: "ProcessGroupNCCL watchdog: a collective ran past its timeout (Timeout(ms), ran for … milliseconds) and follow-up lines",
+            description: "ProcessGroupNCCL watchdog or blocking wait: a collective ran past its timeout (Timeout(ms), ran for … milliseconds) and the follow-up lines (dump signal, process taken down)",
             example: "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.",
             patterns: &[
-                pat(r"(?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout(?:: WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?(?:OpType=(?P<op>\w+))?[^)]*?Timeout\(ms\)=(?P<timeout_ms>\d+)\)(?: ran for (?P<ran_for_ms>\d+) milliseconds)?)?", &[]),
-                pat(r"watchdog thread terminated with exception: \[Rank (?P<rank>\d+)\]", &[]),
-                pat(r"(?:Rank (?P<rank>\d+)\] )?Timeout at NCCL work: (?P<seq>\d+)", &[]),
-                pat(r"(?:Rank (?P<rank>\d+)\] )?Exception \(either an error or timeout\) detected by watchdog at work: (?P<seq>\d+)", &[]),
-                pat(r"Received a dump signal due to a collective timeout", &[]),
-                pat(r"Some NCCL operations have failed or timed out", &[]),
-                pat(r"To avoid data inconsistency, we are taking the entire process down", &[]),
-                pat(r"Exception raised from checkTimeout at", &[]),
-                pat(r"WorkNCCL\([^)]*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) timed out in call to wait", &[]),
+                pat(
+                    r"(?:\[Rank (?P<rank>\d+)\] )?(?:Watchdog c|C)aught collective operation timeout(?:: WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?(?:OpType=(?P<op>\w+))?[^)]*?Timeout\(ms\)=(?P<timeout_ms>\d+)\)(?: ran for (?P<ran_for_ms>\d+) milliseconds)?)?",
+                    &[
+                        "pytorch/pgnccl/watchdog-timeout-*",
+                        "pytorch/pgnccl/blocking-wait-caught-timeout",
+                        "pytorch/pgnccl/watchdog-thread-exc-timeout-*",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-timeout-*",
+                    ],
+                ),
+                // The same lines cut after the quoted `[Rank N]` or inside `collective`.
+                pat(
+                    r"watchdog thread terminated with exception: \[Rank (?P<rank>\d+)\](?: Watchdog c|\s*$)",
+                    &[
+                        "pytorch/pgnccl/watchdog-thread-exc-timeout-*",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-timeout-*",
+                    ],
+                ),
+                pat(
+                    r"Work:? WorkNCCL\(.*?\) timed out in (?:call to wait\(\)|blocking wait)",
+                    &["pytorch/pgnccl/blocking-wait-abort-reason", "pytorch/pgnccl/blocking-wait-v2*"],
+                ),
+                pat(
+                    r"(?:Rank (?P<rank>\d+)\]\s+)?(?:Timeout at NCCL work|Exception \(either an error or timeout\) detected by watchdog at work|Work timeout is detected by watchdog at work|failure detected by watchdog at work sequence id): (?P<seq>\d+)",
+                    &[
+                        "pytorch/pgnccl/timeout-at-nccl-work-*",
+                        "pytorch/pgnccl/exception-detected-by-watchdog-*",
+                        "pytorch/pgnccl/work-timeout-detected-by-watchdog-*",
+                        "pytorch/pgnccl/failure-detected-by-watchdog-*",
+                    ],
+                ),
+                pat(r"Some NCCL operations have failed or timed out", &["pytorch/pgnccl/some-ops-failed-*"]),
+                pat(r"To avoid data inconsistency, we are taking the entire process down", &["pytorch/pgnccl/teardown-*"]),
+                pat(
+                    r"Received a dump signal due to a collective timeout|Observed flight recorder dump signal from another rank|Received a global timeout from another rank|ProcessGroupNCCL's watchdog detected a collective timeout|Terminating the process after attempting to dump debug info, due to collective timeout",
+                    &[
+                        "pytorch/pgnccl/dump-signal-*",
+                        "pytorch/pgnccl/observed-dump-signal-*",
+                        "pytorch/pgnccl/global-timeout-received-dev2402",
+                        "pytorch/pgnccl/watchdog-detected-collective-timeout-dev2402",
+                        "pytorch/pgnccl/terminating-collective-timeout-*",
+                    ],
+                ),
+                pat(r"Exception raised from checkTimeout at", &["pytorch/c10/exception-raised-from-checktimeout"]),
+                pat(r"NCCL timeout in: \S", &["pytorch/ncclutils/nccl-timeout-in"]),
+                pat(r"Rank (?P<rank>\d+)\] Wrote aborted communicator id to store", &["pytorch/pgnccl/wrote-aborted-comm-id"]),
             ],
             unless: &[r"NCCL communicator was aborted"],
+        },
+        Builtin {
+            name: "pytorch-nccl-comm-aborted",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "ProcessGroupNCCL aborted an NCCL communicator after a failure (the original reason is quoted, a timeout included)",
+            example: "RuntimeError: NCCL communicator was aborted on rank 2.  Original reason for failure was: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=10, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1805457 milliseconds before timing out.",
+            patterns: &[pat(
+                r"NCCL communicator was aborted(?: on rank (?P<rank>\d+))?\.(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?(?:.*?ran for (?P<ran_for_ms>\d+) milliseconds)?",
+                &["pytorch/ncclutils/comm-aborted-*"],
+            )],
+            unless: &[],
         },
         Builtin {
             name: "pytorch-nccl-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "An NCCL error raised into PyTorch (NCCL error in:, ncclSystemError/ncclRemoteError, communicator aborted, process terminate)",
+            description: "An NCCL error raised into PyTorch (NCCL error in:, ncclSystemError/ncclRemoteError, async error found by the watchdog, watchdog thread died, process terminated)",
             example: "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
             patterns: &[
-                pat(r"NCCL communicator was aborted on rank (?P<rank>\d+)\.(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?(?:.*?ran for (?P<ran_for_ms>\d+) milliseconds)?", &[]),
-                pat(r"NCCL error in: (?P<location>[^,]+), (?P<error>[^,(]+)", &[]),
-                pat(r"NCCL error: (?P<error>[^,(]+)", &[]),
-                pat(r"\bnccl(?P<code>Remote|System|UnhandledCuda|Internal)Error: ", &[]),
-                pat(r"terminate called after throwing an instance of '(?P<exception>c10::DistBackendError|std::runtime_error)", &[]),
-                pat(r"watchdog thread terminated with exception: (?P<error>CUDA error[^\r\n]*)", &[]),
-                pat(r"Exception raised from checkForNCCLErrorsInternal at", &[]),
+                pat(r"NCCL error in: (?P<location>[^,]+), (?P<error>[^,(]+)", &["pytorch/ncclutils/nccl-error-in*"]),
+                pat(r"NCCL error: (?P<error>[^,(]+)", &["pytorch/pgnccl/nccl-error-async"]),
+                pat(
+                    r"(?P<error>nccl(?:UnhandledCuda|System|Internal|Remote)Error|ncclInvalid(?:Argument|Usage)): ",
+                    &["pytorch/ncclutils/detail-*"],
+                ),
+                pat(r"Unknown NCCL [Ee]rror", &["pytorch/ncclutils/detail-unknown", "pytorch/ncclutils/last-error-unknown"]),
+                pat(
+                    r"watchdog thread terminated with (?:unknown exception|exception: (?P<error>[^\r\n]*))",
+                    &[
+                        "pytorch/pgnccl/watchdog-thread-exc-v18",
+                        "pytorch/pgnccl/watchdog-thread-unknown-v18",
+                        "pytorch/pgnccl/watchdog-thread-exc-v20",
+                        "pytorch/pgnccl/watchdog-thread-exc-unknown-v20",
+                        "pytorch/pgnccl/watchdog-thread-exc-pg-dev2402",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-23",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-24d",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-24",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-25d",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-25",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-unknown-*",
+                        "pytorch/pgnccl/pg-watchdog-thread-exc-what",
+                        "pytorch/c10/terminate-what-watchdog",
+                    ],
+                ),
+                pat(r"(?:Rank (?P<rank>\d+)\] )?NCCL error is detected by watchdog at work: (?P<seq>\d+)", &["pytorch/pgnccl/nccl-error-detected-by-watchdog-*"]),
+                pat(
+                    r"found async exception when checking for NCCL errors|\) raised the following async exception: |Received NCCL errors for communicators in the cache|Aborting communicators that received errors|NCCL communicator encountered error set by ProcessGroupNCCL",
+                    &[
+                        "pytorch/pgnccl/found-async-exception",
+                        "pytorch/pgnccl/raised-async-exception",
+                        "pytorch/pgnccl/received-nccl-errors-cache",
+                        "pytorch/pgnccl/aborting-comms-errors",
+                        "pytorch/pgnccl/comm-encountered-error",
+                    ],
+                ),
+                pat(
+                    r"\] Found key in store: .*?, from rank: \d+|Watchdog wrote aborted communicator id to store|Aborted communicators for key in store",
+                    &[
+                        "pytorch/pgnccl/found-key-in-store*",
+                        "pytorch/pgnccl/watchdog-wrote-aborted-comm-id",
+                        "pytorch/pgnccl/aborted-comms-for-key",
+                    ],
+                ),
+                pat(
+                    r"terminate called after throwing an instance of '(?:c10::DistBackendError|std::runtime_error)",
+                    &["pytorch/c10/terminate-distbackenderror"],
+                ),
+                pat(r"Exception raised from checkForNCCLErrorsInternal at", &["pytorch/c10/exception-raised-from-checkforncclerrors"]),
             ],
-            unless: &[],
+            unless: &[
+                // The abort quoting its reason is `pytorch-nccl-comm-aborted`'s.
+                r"NCCL communicator was aborted",
+                // A quoted timeout: the line is `pytorch-nccl-timeout`'s.
+                r"(?:Watchdog c|C)aught collective operation timeout",
+                r"watchdog thread terminated with exception: \[Rank \d+\](?: Watchdog c|\s*$)",
+                r"\) timed out in (?:call to wait|blocking wait)",
+            ],
         },
         Builtin {
             name: "pytorch-hang",
             class: "other_hang",
             pre_s: PRE,
-            description: "ProcessGroupNCCL heartbeat monitor: the watchdog itself is stuck (CUDA/NCCL API hang), process killed",
+            description: "ProcessGroupNCCL heartbeat monitor: the watchdog itself is stuck (CUDA/NCCL API hang, GIL), the process is killed",
             example: "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103",
             patterns: &[
-                pat(r"(?:Rank (?P<rank>\d+)\] )?Heartbeat monitor timed out", &[]),
-                pat(r"(?:Rank (?P<rank>\d+)\] )?ProcessGroupNCCL's watchdog got stuck for (?P<stuck_s>\d+) seconds", &[]),
-                pat(r"Future for ProcessGroup abort timed out after (?P<timeout_ms>\d+) ms", &[]),
-                pat(r"\bF(?:\d{3,8} [\d:.]+(?: \d+)?)? ProcessGroupNCCL\.cpp:\d+\]", &[]),
-                pat(r"Rank (?P<rank>\d+)\] ProcessGroupNCCL'\s*$", &[]),
+                pat(
+                    r"(?:Rank (?P<rank>\d+)\] )?ProcessGroupNCCL's watchdog got stuck for (?P<stuck_s>\d+) seconds",
+                    &["pytorch/pgnccl/watchdog-stuck-*"],
+                ),
+                pat(r"(?:Rank (?P<rank>\d+)\] )?Heartbeat monitor timed out", &["pytorch/pgnccl/heartbeat-monitor-timed-out-*"]),
+                pat(
+                    r"No PGNCCL's watchdog heartbeat detected|monitoring thread detects no heartbeat and will finally kill the process|NCCL monitor thread timeout\. Basically|First PG on this rank that detected no heartbeat of its watchdog",
+                    &[
+                        "pytorch/pgnccl/no-heartbeat-dump-v22",
+                        "pytorch/pgnccl/monitor-no-heartbeat-kill-v22",
+                        "pytorch/pgnccl/monitor-thread-timeout-v22",
+                        "pytorch/pgnccl/first-pg-no-heartbeat-24",
+                    ],
+                ),
+                pat(
+                    r"Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang",
+                    &["pytorch/pgnccl/terminating-watchdog-hang-*"],
+                ),
+                pat(
+                    r"(?:PGNCCL Monitor Thread|ProcessGroupNCCL monitor thread) is disabled, but would have (?:killed|terminated)",
+                    &["pytorch/pgnccl/monitor-disabled-would-*"],
+                ),
+                pat(r"Could not acquire GIL within \d+ ms on exit", &["pytorch/pgnccl/gil-not-acquired"]),
+                pat(
+                    r"(?:Rank (?P<rank>\d+)\] )?Future for [^\r\n]*? timed out after (?P<timeout_ms>\d+) ms",
+                    &["pytorch/pgnccl/future-timed-out-*"],
+                ),
+                // A fatal line of ProcessGroupNCCL cut before its text (only the monitor kills).
+                pat(
+                    r"(?:\b|\[[\d;]*m)F(?:\d{3,8} [\d:.]+(?: \d+)?)? ProcessGroupNCCL\.cpp:\d+\]",
+                    &[
+                        "pytorch/pgnccl/watchdog-stuck-fatal-*",
+                        "pytorch/pgnccl/watchdog-stuck-any",
+                        "pytorch/pgnccl/terminating-watchdog-hang-*",
+                        "pytorch/pgnccl/monitor-thread-timeout-v22",
+                    ],
+                ),
+                // The watchdog-stuck line cut after `ProcessGroupNCCL'`.
+                pat(r"Rank (?P<rank>\d+)\] ProcessGroupNCCL'\s*$", &["pytorch/pgnccl/watchdog-stuck-2*"]),
+            ],
+            // The fatal lines that report a collective timeout are `pytorch-nccl-timeout`'s.
+            unless: &[r"due to collective timeout or exception|watchdog detected a collective timeout"],
+        },
+        Builtin {
+            name: "pytorch-store-timeout",
+            class: "nccl_timeout",
+            pre_s: PRE,
+            description: "c10d store, rendezvous or store-based barrier timed out while the job was being set up (ncclUniqueId exchange, TCPStore wait, clients joining)",
+            example: "torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
+            patterns: &[
+                pat(
+                    r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d key-value store",
+                    &["pytorch/pgnccl/unique-id-store-*"],
+                ),
+                pat(r"(?:\b|\[[\d;]*m)Socket Timeout\s*$", &["pytorch/c10d/socket-timeout"]),
+                pat(r"(?:\b|\[[\d;]*m)wait timeout after (?P<timeout_ms>\d+)ms, keys: ", &["pytorch/c10d/tcpstore-wait-timeout"]),
+                pat(r"(?:\b|\[[\d;]*m)Wait timeout\s*$", &["pytorch/c10d/store-wait-timeout"]),
+                pat(r"Timeout waiting for key: .*? after (?P<timeout_ms>\d+) ms", &["pytorch/c10d/filestore-timeout-key"]),
+                pat(r"Timed out after (?P<stuck_s>\d+) seconds waiting for clients", &["pytorch/c10d/tcpstore-clients-timeout"]),
+                pat(
+                    r"TCP client failed to connect/validate to host (?P<peer>\S+?):(?P<port>\d+) - timed out \(try=-?\d+, timeout=(?P<timeout_ms>\d+)ms\)",
+                    &["pytorch/c10d/tcpclient-connect-timed-out"],
+                ),
+                pat(
+                    r"The client socket has timed out after .+? while trying to connect to \((?P<peer>[^,]+), (?P<port>\d+)\)",
+                    &["pytorch/c10d/client-socket-timed-out-*"],
+                ),
+                pat(r"waitForInput: socket .*? timed out after (?P<timeout_ms>\d+)ms", &["pytorch/c10d/wait-for-input-timed-out"]),
+                pat(
+                    r"Timed out initializing process group in store based barrier on rank:? (?P<rank>\d+)",
+                    &["pytorch/dist/store-barrier-timeout-*"],
+                ),
+                pat(
+                    r"timed out waiting for all -?\d+ members to join|Timed out waiting on barrier on rank \d+, for key prefix",
+                    &["pytorch/elastic/members-join-timeout", "pytorch/elastic/store-barrier-timeout"],
+                ),
+                pat(
+                    r"Health check failure: Failed to initialize NCCL communicator on rank (?P<rank>\d+)",
+                    &["pytorch/pgnccl/health-check-failure"],
+                ),
             ],
             unless: &[],
         },
@@ -62,21 +261,83 @@ pub(super) static PYTORCH: Table = Table {
             name: "pytorch-gloo-timeout",
             class: "nccl_timeout",
             pre_s: PRE,
-            description: "Gloo transfer or c10d store lookup timed out (TCP side of a hung job)",
+            description: "Gloo transfer, connection, rendezvous or monitoredBarrier timed out (TCP or ibverbs transport)",
             example: "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
             patterns: &[
-                pat(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete", &[]),
-                pat(r"store->get\('(?P<key>[^']*)'\) got error: Socket Timeout", &[]),
+                pat(
+                    r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete",
+                    &["gloo/tcp/unbound-buffer-timeout-*", "gloo/ibverbs/unbound-buffer-timeout-*"],
+                ),
+                pat(
+                    r"failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms",
+                    &["pytorch/pggloo/monitored-barrier-rank-failed", "pytorch/pggloo/monitored-barrier-ranks-failed"],
+                ),
+                pat(
+                    r"\] (?:(?:Read|Write|Send|Connect) timeout \S|Timeout waiting for memory region from |timed out connecting: |Wait timeout for key\(s\): )|Application timeout caused pair closure",
+                    &[
+                        "gloo/tcp/read-timeout",
+                        "gloo/tcp/write-timeout",
+                        "gloo/tcp/connect-timeout",
+                        "gloo/tcp/timed-out-connecting",
+                        "gloo/tcp/application-timeout-pair-closure",
+                        "gloo/ibverbs/read-timeout",
+                        "gloo/ibverbs/send-timeout",
+                        "gloo/ibverbs/mr-timeout",
+                        "gloo/rendezvous/wait-timeout",
+                    ],
+                ),
             ],
             unless: &[],
         },
         Builtin {
-            name: "pytorch-gloo-error",
+            name: "pytorch-tcp-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "Gloo TCP pair closed by the peer",
+            description: "A TCP connection between ranks failed: Gloo pair closed by the peer or read/write error, c10d store socket could not connect, listen or receive",
             example: "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [18.25.6.30]:28048",
-            patterns: &[pat(r"\] Connection closed by peer \[(?P<peer>[^\]]+)\]:(?P<port>\d+)", &[])],
+            patterns: &[
+                pat(
+                    r"\] Connection closed by peer \[?(?P<peer>[\w.:%-]+)\]?:(?P<port>\d+)(?:[^\w\]:]|$)",
+                    &["gloo/tcp/connection-closed-by-peer*"],
+                ),
+                pat(
+                    r"\] (?:Read error |writev |Socket (?:unexpectedly )?closed |short (?:read|write): )",
+                    &[
+                        "gloo/tcp/read-error*",
+                        "gloo/tcp/writev-error",
+                        "gloo/tcp/socket-closed",
+                        "gloo/tcp/socket-unexpectedly-closed",
+                        "gloo/tcp/short-read",
+                        "gloo/tcp/short-write",
+                    ],
+                ),
+                pat(
+                    r"\] (?:read|write|getsockopt): (?P<error>[A-Z][^,\r\n]*)(?:, remote=|\s*$)",
+                    &["gloo/tcp/read-system-error*", "gloo/tcp/write-system-error*", "gloo/tcp/getsockopt-system-error"],
+                ),
+                pat(r"failed to connect, willRetry=0\b", &["gloo/tcp/connect-failed-final"]),
+                pat(
+                    r"Gloo connectFullMesh failed with |successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0",
+                    &["pytorch/pggloo/connect-full-mesh-failed", "pytorch/pggloo/monitored-barrier-rank0-error"],
+                ),
+                pat(r"(?:\b|\[[\d;]*m)failed to (?:recv, got|send, sent) 0 bytes", &["pytorch/c10d/failed-to-recv", "pytorch/c10d/failed-to-send"]),
+                pat(
+                    r"The client socket has failed to connect to any network address of \((?P<peer>[^,]+), (?P<port>\d+)\)|The server socket has failed to listen on any local network address",
+                    &[
+                        "pytorch/c10d/client-socket-connect-any-failed-*",
+                        "pytorch/c10d/server-socket-listen-any-failed-*",
+                    ],
+                ),
+                pat(
+                    r"The server socket has failed to (?:bind to|listen on) \S|The server socket on \S+ has failed to accept a connection",
+                    &[
+                        "pytorch/c10d/server-socket-bind-failed",
+                        "pytorch/c10d/server-socket-listen-failed",
+                        "pytorch/c10d/server-socket-accept-failed",
+                    ],
+                ),
+                pat(r"The connection to the C10d store has failed", &["pytorch/elastic/c10d-store-connection-failed"]),
+            ],
             unless: &[],
         },
     ],

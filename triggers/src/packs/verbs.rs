@@ -2,10 +2,11 @@
 
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
-/// Verbs users other than NCCL and UCX: rdma-core's providers, Open MPI and RDMA applications.
+/// Verbs users other than NCCL and UCX: rdma-core's providers, Open MPI, Gloo's ibverbs
+/// transport and RDMA applications.
 pub(super) static VERBS: Table = Table {
     name: "verbs",
-    summary: "RDMA verbs completion errors from rdma-core providers, Open MPI and other verbs applications",
+    summary: "RDMA verbs completion errors from rdma-core providers, Open MPI, Gloo's ibverbs transport and other verbs applications",
     rows: &[
         Builtin {
             name: "verbs-retry-exceeded",
@@ -17,6 +18,11 @@ pub(super) static VERBS: Table = Table {
                 pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &[]),
                 pat(r"(?i)transport retry count(?:er)? exceeded", &[]),
                 pat(r"wc->status == IBV_WC_SUCCESS.*? error: (?P<status>12)\b", &[]),
+                // Gloo ibverbs: `wc->status == IBV_WC_SUCCESS. 12 vs 0. Send for slot 0: …`.
+                pat(
+                    r"IBV_WC_SUCCESS\. (?P<status>12) vs 0\.|IBV_WC_SUCCESS\. -?\d+ vs 0\. (?:Send|Recv|Memory region (?:send|recv)) for slot -?\d+: transport retry counter exceeded",
+                    &["gloo/ibverbs/wc-status-*"],
+                ),
             ],
             unless: &[
                 // UCX's own wordings belong to the ucx pack.
@@ -37,10 +43,24 @@ pub(super) static VERBS: Table = Table {
                 pat(r"poll till completion error: (?P<status>\d+)(?: (?P<error>[a-z]+(?: [a-z]+)*))?", &[]),
                 pat(r"Check failed: wc->status == IBV_WC_SUCCESS(?:.*? error: (?P<status>\d+))?", &[]),
                 pat(r"got bad completion with status: (?P<status>0x[0-9a-fA-F]+|\d+)", &[]),
+                // Gloo's ibverbs transport: the failed completion, the exception that carries it
+                // out of the completion handler, and a failed post.
+                pat(
+                    r"wc->status == IBV_WC_SUCCESS\. (?P<status>-?\d+) vs 0\. (?:Send|Recv|Memory region (?:send|recv)) for slot -?\d+: (?P<error>[^\r\n]+)",
+                    &["gloo/ibverbs/wc-status-*"],
+                ),
+                pat(
+                    r": Exception in handleCompletion: |\] ERROR Exception while handling completion event: ",
+                    &["gloo/ibverbs/handle-completion-exception", "gloo/ibverbs/completion-event-exception"],
+                ),
+                pat(r"\] ibv_post_(?:send|recv): -?\d+", &["gloo/ibverbs/post-send-failed*", "gloo/ibverbs/post-recv-failed*"]),
             ],
             unless: &[
-                r"(?i)retry count(?:er)? exceeded",
+                // Transport retry exceeded is `verbs-retry-exceeded`'s; RNR retry exceeded is a
+                // completion error like the others.
+                r"(?i)transport retry count(?:er)? exceeded",
                 r"wc->status == IBV_WC_SUCCESS.*? error: 12\b",
+                r"IBV_WC_SUCCESS\. 12 vs 0\.",
             ],
         },
         Builtin {
