@@ -61,6 +61,7 @@ use std::time::Duration;
 
 use crate::def::{TriggerDef, DEFAULT_COOLDOWN, DEFAULT_POST, DEFAULT_PRE};
 
+mod libfabric;
 mod nccl;
 mod perftest;
 mod pytorch;
@@ -72,7 +73,7 @@ mod verbs;
 pub const RETRY_EXCEEDED_PRE: Duration = Duration::from_secs(60);
 
 /// Names of the built-in packs, in the order [`all_packs`] concatenates them.
-pub const PACK_NAMES: &[&str] = &["nccl", "pytorch", "perftest", "verbs", "ucx"];
+pub const PACK_NAMES: &[&str] = &["nccl", "pytorch", "perftest", "verbs", "ucx", "libfabric"];
 
 /// One built-in pack, for `tripcap triggers list`.
 #[derive(Debug, Clone, PartialEq)]
@@ -190,6 +191,7 @@ fn table(name: &str) -> Option<&'static Table> {
         &perftest::PERFTEST,
         &verbs::VERBS,
         &ucx::UCX,
+        &libfabric::LIBFABRIC,
     ]
     .into_iter()
     .find(|t| t.name == name)

@@ -2,21 +2,49 @@
 
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
-/// UCX (`uct/ib`, `ucp`): completion errors and endpoint failures as UCX logs them.
+// The three retry wordings are `pub(super)`: the `verbs` pack's generic retry pattern must
+// veto these lines, and `ucx-completion-error` does.
+
+/// mlx5 CQE error (`ib_mlx5_log.c`, v1.6+): transport or RNR retry count exceeded.
+pub(super) const RETRY_MLX5: &str = r"(?P<error>(?:Transport|Receive-no-ready) retry count exceeded) on (?P<hca>[\w.-]+):(?P<port>\d+)/\w+ \(synd (?P<syndrome>0x[0-9a-fA-F]+) vend (?P<vendor_err>0x[0-9a-fA-F]+)";
+/// mlx5 CQE error as v1.2–v1.5 printed it (`Error on [dev:port ]QP … wqe[…]: …`).
+pub(super) const RETRY_QP: &str = r"Error on (?:(?P<hca>[\w.-]+):(?P<port>\d+) )?QP (?P<qp>0x[0-9a-fA-F]+) wqe\[-?\d+\]: (?P<error>(?:Transport|Receive-no-ready) retry count exceeded)";
+/// rc/dc/ud verbs and `ib_iface` completion messages with a retry-exceeded status.
+pub(super) const RETRY_WC: &str = r"(?i)(?:send|receive) completion(?:\[-?\d+\]| \(wr_id=0x[0-9a-f]+)? with error(?: on (?:qp (?P<qp>0x[0-9a-f]+)|xrq|(?P<hca>[\w.-]+)/\S+?))?: (?P<error>(?:transport|rnr) retry counter exceeded)";
+
+/// UCX (`uct/ib`, `ucp`): completion errors, endpoint failures and verbs setup failures
+/// as UCX logs them (`triggers/formats/ucx_libfabric.tsv`, `ucx/…` rows).
 pub(super) static UCX: Table = Table {
     name: "ucx",
-    summary: "UCX completion errors (ib_mlx5_log, rc/dc verbs) and endpoint timeouts",
+    summary: "UCX completion errors (ib_mlx5_log, rc/dc/ud verbs), IB async events, endpoint failures and verbs setup failures",
     rows: &[
         Builtin {
             name: "ucx-retry-exceeded",
             class: "rdma_verbs_error",
             pre_s: RETRY_PRE,
-            description: "UCX: transport retry count exceeded (syndrome 0x15, status 12): the peer stopped ACKing ~30 s earlier",
+            description: "UCX: transport retry count exceeded (syndrome 0x15, status 12: the peer stopped ACKing ~30 s earlier) or RNR retry count exceeded (status 13: the peer posted no receive)",
             example: "[compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/RoCE (synd 0x15 vend 0x81 hw_synd 0/0)",
             patterns: &[
-                pat(r"Transport retry count exceeded on (?P<hca>[\w.-]+):(?P<port>\d+)", &[]),
-                pat(r"Error on QP (?P<qp>0x[0-9a-fA-F]+) wqe\[\d+\]: Transport retry count exceeded", &[]),
-                pat(r"(?i)completion with error on qp (?P<qp>0x[0-9a-f]+): transport retry counter exceeded", &[]),
+                pat(RETRY_MLX5, &["ucx/ib_mlx5_log/transport-retry-*", "ucx/ib_mlx5_log/rnr-retry-*"]),
+                pat(
+                    RETRY_QP,
+                    &[
+                        "ucx/ib_mlx5_log/error-on-qp-transport-retry-v1.2",
+                        "ucx/ib_mlx5_log/error-on-dev-qp-transport-retry-v1.5",
+                    ],
+                ),
+                pat(
+                    RETRY_WC,
+                    &[
+                        "ucx/rc_verbs/send-completion-with-error-*",
+                        "ucx/dc_verbs/send-completion-with-error-*",
+                        "ucx/ib_iface/receive-completion-with-error-v1.2",
+                        "ucx/rc_verbs/receive-completion-with-error-xrq",
+                        "ucx/ib_iface/receive-completion-idx-with-error",
+                        "ucx/ib_iface/send-completion-idx-with-error",
+                        "ucx/ud_verbs/send-completion-wr-id-with-error",
+                    ],
+                ),
             ],
             unless: &[],
         },
@@ -24,16 +52,176 @@ pub(super) static UCX: Table = Table {
             name: "ucx-completion-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "UCX: a work completion failed (protection, remote access, QP operation…) or an endpoint timed out",
+            description: "UCX: a work completion failed (protection, remote access, QP operation…), a post or CQ poll/arm failed, or the HCA raised a fatal async event (QP/CQ/SRQ error, port error, catastrophic error)",
             example: "[a670n1:162239:0:162239] ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB (synd 0x4 vend 0x51 hw_synd 0/2)",
             patterns: &[
-                pat(r"\b(?P<error>[A-Z][A-Za-z ]*?) on (?P<hca>[\w.-]+):(?P<port>\d+)/\w+ \(synd 0x(?P<syndrome>[0-9a-fA-F]+)", &[]),
-                pat(r"Error on QP (?P<qp>0x[0-9a-fA-F]+) wqe\[\d+\]: (?P<error>[^(]+?) \(synd 0x(?P<syndrome>[0-9a-fA-F]+)", &[]),
-                pat(r"(?i)send completion with error(?: on qp (?P<qp>0x[0-9a-f]+))?: (?P<error>[a-z]+(?: [a-z]+)*)", &[]),
-                pat(r"error '(?P<error>[^']+)' on (?P<transport>\w+)/(?P<hca>[\w.-]+):(?P<port>\d+) will not be handled", &[]),
-                pat(r"UCX\s+ERROR .*?Endpoint timeout", &[]),
+                pat(
+                    r"(?P<error>(?:Local (?:length|QP operation|protection|access)|Memory window bind|Bad response|Invalid request|Remote (?:access|QP|OP|operation|side aborted)|Generic)(?: error)?) on (?P<hca>[\w.-]+):(?P<port>\d+)/\w+ \(synd (?P<syndrome>0x[0-9a-fA-F]+) vend (?P<vendor_err>0x[0-9a-fA-F]+)",
+                    &[
+                        "ucx/ib_mlx5_log/local-*",
+                        "ucx/ib_mlx5_log/mw-bind-*",
+                        "ucx/ib_mlx5_log/bad-resp-*",
+                        "ucx/ib_mlx5_log/invalid-req-*",
+                        "ucx/ib_mlx5_log/remote-*",
+                        "ucx/ib_mlx5_log/generic-*",
+                    ],
+                ),
+                pat(
+                    r"strides -?\d+ next wqe \d+ desc \S+ .*?\] on (?P<hca>[\w.-]+):(?P<port>\d+)/\w+ \(synd (?P<syndrome>0x[0-9a-fA-F]+) vend (?P<vendor_err>0x[0-9a-fA-F]+)",
+                    &["ucx/ib_mlx5_log/resp-err-srq-dump-*"],
+                ),
+                pat(
+                    r"Error on (?:(?P<hca>[\w.-]+):(?P<port>\d+) )?QP (?P<qp>0x[0-9a-fA-F]+) wqe\[-?\d+\]: (?P<error>[^(]+?) \(synd (?P<syndrome>0x[0-9a-fA-F]+) vend (?P<vendor_err>0x[0-9a-fA-F]+)",
+                    &[
+                        "ucx/ib_mlx5_log/error-on-qp-v1.2",
+                        "ucx/ib_mlx5_log/error-on-qp-local-qp-op-v1.2",
+                        "ucx/ib_mlx5_log/error-on-qp-remote-access-v1.2",
+                        "ucx/ib_mlx5_log/error-on-dev-qp-v1.5",
+                    ],
+                ),
+                pat(
+                    r"(?i)(?:send|receive) completion(?:\[-?\d+\]| \(wr_id=0x[0-9a-f]+)? with error(?: on (?:qp (?P<qp>0x[0-9a-f]+)|xrq|(?P<hca>[\w.-]+)/\S+?))?: (?P<error>[^,\[]+?)(?: qpn 0x| syndrome 0x|,| \[|\s*$)",
+                    &[
+                        "ucx/rc_verbs/send-completion-with-error-*",
+                        "ucx/dc_verbs/send-completion-with-error-*",
+                        "ucx/ib_iface/receive-completion-with-error-v1.2",
+                        "ucx/rc_verbs/receive-completion-with-error-xrq",
+                        "ucx/ib_iface/receive-completion-idx-with-error",
+                        "ucx/ib_iface/send-completion-idx-with-error",
+                        "ucx/ud_verbs/send-completion-wr-id-with-error",
+                    ],
+                ),
+                pat(
+                    r"IB Async event on (?P<hca>[\w.-]+): (?P<event>CQ error|local work queue catastrophic error|invalid request local work queue error|local access violation work queue error|path migration request error|SRQ catastrophic error|local catastrophic error|port error|DCT key violation|DCT access error|DCT requester error) on ",
+                    &[
+                        "ucx/ib_device/async-cq-error",
+                        "ucx/ib_device/async-qp-*",
+                        "ucx/ib_device/async-path-mig-err",
+                        "ucx/ib_device/async-srq-err",
+                        "ucx/ib_device/async-device-fatal",
+                        "ucx/ib_device/async-port-err",
+                        "ucx/ib_device/async-dct-*",
+                    ],
+                ),
+                pat(
+                    r"[Ff]ailed to poll (?:send|receive) CQ",
+                    &["ucx/ud_verbs/failed-to-poll-send-cq", "ucx/ib_device/failed-to-poll-receive-cq"],
+                ),
+                pat(
+                    r"ibv_post_(?:send|recv|srq_recv)\(\) returned (?P<retcode>-?\d+)",
+                    &[
+                        "ucx/rc_verbs/ibv-post-send-returned",
+                        "ucx/rc_verbs/ibv-post-srq-recv-returned",
+                        "ucx/ud_verbs/ibv-post-recv-returned",
+                    ],
+                ),
+                pat(
+                    r"ibv_req_notify_cq\((?P<hca>[\w.-]+):(?P<port>\d+)(?:/\w+)?, -?\d+, sol=-?\d+\) failed: (?P<error>.+)",
+                    &["ucx/ib_iface/ibv-req-notify-cq-failed-*"],
+                ),
+                pat(
+                    r"DCI \(qpnum=-?\d+\) does not exist|failed to (?:reset|connect) dci\[-?\d+\] qpn (?P<qp>0x[0-9a-fA-F]+): (?P<error>.+)",
+                    &[
+                        "ucx/dc_mlx5/dci-does-not-exist",
+                        "ucx/dc_mlx5/failed-to-reset-dci",
+                        "ucx/dc_mlx5/failed-to-connect-dci",
+                    ],
+                ),
+                pat(r"tx wq overrun: hw_ci: \d+ sw_pi: \d+", &["ucx/mlx5/tx-wq-overrun"]),
+                // `transport error: ` alone is far too common; UCX's header comes right before it.
+                pat(
+                    r"(?:UCX +ERROR|\.c:\d+) +(?:Fatal: |FATAL: )?transport error: (?P<error>.+)",
+                    &["ucx/ud_iface/transport-error-v1.8"],
+                ),
             ],
-            unless: &[r"(?i)retry count(?:er)? exceeded"],
+            unless: &[RETRY_MLX5, RETRY_QP, RETRY_WC],
+        },
+        Builtin {
+            name: "ucx-endpoint-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "UCX: an endpoint failed (timeout, unreachable peer, keepalive, rdmacm error event) and the application installed no error handler, or wireup found no transport to the peer",
+            example: "[1701292112.836497] [a670n1:162239:0]          ucp_ep.c:1508 UCX  DIAG  ep 0x7f1eac0b5108: error 'Input/output error' on rc_mlx5/mlx5_0:1 will not be handled since no error callback is installed",
+            patterns: &[
+                pat(
+                    r"\b[Ee]rror '(?P<error>[^']*)' (?:on (?:(?:CM|wireup|NULL) lane|[\w -]+?/(?:(?P<hca>[\w.-]+):(?P<port>\d+)|[\w.-]+)) |occurred on wireup )?will not be handled",
+                    &[
+                        "ucx/ucp_worker/error-will-not-be-handled-*",
+                        "ucx/ucp_worker/error-wireup-will-not-be-handled-*",
+                        "ucx/ucp_ep/ep-error-will-not-be-handled*",
+                        "ucx/ucp_worker/ep-error-will-not-be-handled-wireup-lane",
+                    ],
+                ),
+                pat(
+                    r"\bError (?P<error>.+?) was not handled for ep 0x",
+                    &["ucx/uct_iface/error-was-not-handled-v1.2", "ucx/ucp_worker/error-was-not-handled-v1.3"],
+                ),
+                pat(
+                    r"UD endpoint \S+ to (?:(?P<peer>[^\s:]+):-?\d+|<no debug data>): unhandled timeout error",
+                    &["ucx/ud_ep/unhandled-timeout-*"],
+                ),
+                pat(
+                    r"keepalive failed on ep 0x[0-9a-fA-F]+ lane\[-?\d+\]=\S+: (?P<error>.+)",
+                    &["ucx/ucp_worker/keepalive-failed"],
+                ),
+                pat(r"Failed to cancel tag rndv op (?P<error>.+)", &["ucx/ucp_tag/failed-to-cancel-tag-rndv-op"]),
+                pat(
+                    r"got error event (?P<event>.+?), (?:event )?status (?P<status>-?\d+|.+?\(-?\d+\))",
+                    &["ucx/rdmacm/got-error-event-*"],
+                ),
+                pat(
+                    r"received event (?P<event>.+?)\. status = (?P<status>-?\d+)\. Peer: (?P<peer>\S+?)\.?\s*$",
+                    &["ucx/rdmacm/received-event-status"],
+                ),
+                pat(
+                    r"ibv_create_ah\(.*?\)(?: for .+?)?(?: on (?P<hca>[\w.-]+))? failed: (?P<error>.+)",
+                    &["ucx/ib_device/ibv-create-ah-failed-*"],
+                ),
+                pat(r"\bno [\w -]+ transport to .+?: ", &["ucx/ucp_wireup/no-transport-to"]),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "ucx-setup-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "UCX: a verbs resource call failed (QP/CQ creation, QP state change, memory registration, async event read), GPUDirect RDMA could not be enabled, or no usable transport was found",
+            example: "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory",
+            patterns: &[
+                pat(
+                    r"\b(?:ibv|mlx5dv)_create_cq\((?:cqe=-?\d+)?\) failed: (?P<error>[^.:]*[^.: ])",
+                    &[
+                        "ucx/ib_iface/ibv-create-cq-failed*",
+                        "ucx/mlx5/mlx5dv-create-cq-failed*",
+                    ],
+                ),
+                pat(
+                    r"failed to create [\w ]+? QP TX wr:-?\d+ sge:-?\d+ inl:-?\d+ ",
+                    &["ucx/ib_iface/create-qp-failed-*"],
+                ),
+                pat(
+                    r"\w+\(address=(?:0x[0-9a-fA-F]+|\(nil\)), length=\d+, access=0x[0-9a-fA-F]+\)(?: failed: (?P<error>[^.:]*[^.: ])|\. Application is using HUGE pages)",
+                    &["ucx/ib_md/reg-mr-failed*"],
+                ),
+                pat(
+                    r"\bmodify qp (?P<qp>0x[0-9a-fA-F]+) to state -?\d+ failed: (?P<error>.+)",
+                    &["ucx/ib_device/modify-qp-state-failed"],
+                ),
+                pat(
+                    r"\berror modifying QP to (?:INIT|RTR|RTS): (?P<error>.+)",
+                    &["ucx/rc_iface/error-modifying-qp-to-*"],
+                ),
+                pat(
+                    r"ibv_get_async_event\(\) failed: (?P<error>.+)",
+                    &["ucx/ib_device/ibv-get-async-event-failed"],
+                ),
+                pat(
+                    r"(?P<hca>[\w.-]+): Couldn't enable GPUDirect RDMA\. Please make sure",
+                    &["ucx/ib_md/gpudirect-rdma-*"],
+                ),
+                pat(r"no usable transports/devices \(asked ", &["ucx/ucp_context/no-usable-transports"]),
+            ],
+            unless: &[],
         },
     ],
 };

@@ -1,0 +1,186 @@
+//! The `libfabric` pack.
+
+use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+
+/// A verbs completion status of retry exceeded, as rxm, EFA and fabtests pass it on.
+/// `pub(super)`: the `verbs` pack's generic retry pattern must veto these lines.
+pub(super) const RETRY: &str = r"(?:prov_err: |provider errno: -?\d+ \(|\(Provider errno: -?\d+\) : |msg cq error info: |Work completion status: )(?P<error>(?:transport|RNR) retry counter exceeded)";
+/// rxm's `fi_cq_readerr` of a flushed (canceled) work request: debug level in v1.9.0.
+const CQ_CANCELED: &str = r"fi_cq_readerr: err: Operation canceled \(";
+/// rxm's `fi_eq_readerr` of a rejected connection: expected during connection setup
+/// (simultaneous connects), rate-limited since v1.15.2.
+const EQ_CONNREFUSED: &str = r"fi_eq_readerr: err: Connection refused \(";
+
+/// libfabric (`verbs`, `ofi_rxm`, `efa` providers and fabtests): completion, connection
+/// and setup failures as libfabric logs them (`triggers/formats/ucx_libfabric.tsv`,
+/// `libfabric/…` rows; `FI_LOG_LEVEL=warn`, the default, prints them).
+pub(super) static LIBFABRIC: Table = Table {
+    name: "libfabric",
+    summary: "libfabric verbs/rxm/EFA provider warnings and fabtests errors: completion errors, EFA internal errors, CM and connection failures, QP setup failures",
+    rows: &[
+        Builtin {
+            name: "libfabric-retry-exceeded",
+            class: "rdma_verbs_error",
+            pre_s: RETRY_PRE,
+            description: "libfabric: a verbs completion with transport (or RNR) retry counter exceeded, as rxm, EFA or fabtests report it: the peer stopped ACKing ~30 s earlier",
+            // NOT a corpus line: rxm's v1.9.1+ format with status 12, on the header of the
+            // real line of ofiwg/libfabric#5738; no published libfabric line with this
+            // status was found (PENDING: a real line in positives.tsv).
+            example: "libfabric:18218:ofi_rxm:cq:rxm_cq_read_write_error():1236<warn> fi_cq_readerr: err: Input/output error (5), prov_err: transport retry counter exceeded (12)",
+            patterns: &[pat(
+                RETRY,
+                &[
+                    "libfabric/rxm/fi-cq-readerr",
+                    "libfabric/rxm/msg-cq-error-info-*",
+                    "libfabric/efa/work-completion-status-v1.11",
+                    "libfabric/fabtests/cq-readerr-*",
+                ],
+            )],
+            unless: &[],
+        },
+        Builtin {
+            name: "libfabric-completion-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "libfabric: a completion failed (fi_cq_readerr, rxm `Invalid state!`, EFA rx/tx error or internal error and abort, lost completion, CQ poll/arm failure) or a fabtests completion wait failed or timed out",
+            // ofiwg/libfabric#5738
+            example: "libfabric:18218:ofi_rxm:cq:rxm_cq_read_write_error():1236<warn> fi_cq_readerr: err: Input/output error (5), prov_err: remote access error (10)",
+            patterns: &[
+                pat(
+                    r"fi_cq_readerr: err: (?:(?P<error>[^(,]+?) \()?(?P<retcode>-?\d+)\)?, prov_err: ",
+                    &[
+                        "libfabric/rxm/fi-cq-readerr-v1.9.0",
+                        "libfabric/rxm/fi-cq-readerr",
+                        "libfabric/efa/rxr-fi-cq-readerr",
+                    ],
+                ),
+                pat(r"\b[Uu]nable to fi_cq_readerr\b", &["libfabric/rxm/unable-to-cq-readerr"]),
+                // Generic on its own: only with libfabric's header (`…<warn> `) before it.
+                pat(r"libfabric:[^ ]*<warn> Invalid state!", &["libfabric/rxm/invalid-state"]),
+                pat(r"msg cq error info: (?P<error>.+)", &["libfabric/rxm/msg-cq-error-info-*"]),
+                pat(
+                    r"rxr_cq_(?:handle|write)_[rt]x_error: err: (?P<retcode>-?\d+), prov_err: (?P<error>.+?) \(-?\d+\)",
+                    &["libfabric/efa/rxr-cq-*"],
+                ),
+                pat(
+                    r"(?:EFA provider internal [rt]xe failure |libfabric:[^ ]*<warn> )err: (?P<retcode>-?\d+), message: (?P<error>.*) \(-?\d+\)",
+                    &[
+                        "libfabric/efa/internal-rxe-failure",
+                        "libfabric/efa/internal-txe-failure",
+                        "libfabric/efa/ope-err-message-v1.18",
+                    ],
+                ),
+                pat(
+                    r"Libfabric EFA provider has encountere?d an internal error:|Libfabric error: \(-?\d+\) |EFA internal error: \(-?\d+\) |Your application will now abort\(\)\.",
+                    &["libfabric/efa/internal-error-*"],
+                ),
+                pat(
+                    r"Writing error (?:to EQ: err: |.+? to EQ\.)|Unable to write to EQ\b|Writing eq error for [rt]xe from internal operations",
+                    &[
+                        "libfabric/efa/writing-error-to-eq-*",
+                        "libfabric/efa/unable-to-write-eq-*",
+                        "libfabric/efa/writing-eq-error-for-*",
+                    ],
+                ),
+                pat(r"Work completion status: (?P<error>.+)", &["libfabric/efa/work-completion-status-*"]),
+                pat(r"Post send failed - (?P<retcode>-?\d+)", &["libfabric/verbs/post-send-failed"]),
+                pat(
+                    r"Unable to save completion, completion lost!|Unknown poll error: check revents|ibv_req_notify_cq error: (?P<retcode>-?\d+)",
+                    &[
+                        "libfabric/verbs/completion-lost",
+                        "libfabric/verbs/unknown-poll-error",
+                        "libfabric/verbs/req-notify-cq-error",
+                    ],
+                ),
+                pat(
+                    r"\[error\] (?:-?\d+:)?fabtests:\S+:-?\d+: cq_readerr ",
+                    &["libfabric/fabtests/cq-readerr-*"],
+                ),
+                pat(
+                    r"(?:fi_cq_readerr|fi_cq_read/sread|ft_get_cq_comp)\(\): \S+:-?\d+, ret=(?P<retcode>-?\d+)",
+                    &[
+                        "libfabric/fabtests/printerr-fi-cq-readerr",
+                        "libfabric/fabtests/printerr-fi-cq-read-sread",
+                        "libfabric/fabtests/printerr-ft-get-cq-comp",
+                    ],
+                ),
+                pat(r"\d+s timeout expired\s*$", &["libfabric/fabtests/timeout-expired"]),
+            ],
+            unless: &[RETRY, CQ_CANCELED],
+        },
+        Builtin {
+            name: "libfabric-connection-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "libfabric: a connection failed (RDMA CM error event or reject, rdma_connect/resolve failure, rxm fi_eq_readerr/fi_connect, EFA handshake failure, unresponsive peer, address handle creation) or a fabtests EQ read failed",
+            // ofiwg/libfabric#7336
+            example: "172.31.9.77     [error] fabtests:common/shared.c:2546: eq_readerr (Provider errno: 0) : Success",
+            patterns: &[
+                pat(
+                    r"CM error event (?P<event>.+?), status (?P<status>-?\d+)",
+                    &["libfabric/verbs/cm-error-event"],
+                ),
+                pat(
+                    r"\brdma_(?:connect|resolve_route) failed(?::? (?P<error>[A-Z][^(]*?) ?\((?P<retcode>-?\d+)\)|: (?P<status>-?\d+))",
+                    &["libfabric/verbs/rdma-connect-failed", "libfabric/verbs/rdma-resolve-route-failed-*"],
+                ),
+                pat(
+                    r"<warn> rdma_(?:resolve_addr|accept): (?P<error>[A-Z][^(]*?) ?\((?P<retcode>-?\d+)\)",
+                    &["libfabric/verbs/warn-errno-rdma-resolve-addr", "libfabric/verbs/warn-errno-rdma-accept"],
+                ),
+                pat(
+                    r"Stale/invalid CM reject -?\d+ received|Non-application generated CM Reject -?\d+",
+                    &["libfabric/verbs/stale-cm-reject", "libfabric/verbs/non-app-cm-reject"],
+                ),
+                pat(
+                    r"fi_eq_readerr: err: (?P<error>[^(]+?) \((?P<retcode>-?\d+)\), prov_err: ",
+                    &["libfabric/rxm/fi-eq-readerr"],
+                ),
+                pat(
+                    r"\bunable to fi_eq_readerr: -?\d+|\bfi_(?:eq_readerr|connect)(?P<error>[A-Z][^(]*?) ?\((?P<retcode>-?\d+)\)",
+                    &[
+                        "libfabric/rxm/unable-to-eq-readerr",
+                        "libfabric/rxm/warn-err-fi-eq-readerr",
+                        "libfabric/rxm/warn-err-fi-connect",
+                    ],
+                ),
+                pat(
+                    r"\[error\] (?:-?\d+:)?fabtests:\S+:-?\d+: eq_readerr |fi_eq_readerr\(\): \S+:-?\d+, ret=(?P<retcode>-?\d+)",
+                    &["libfabric/fabtests/eq-readerr-*", "libfabric/fabtests/printerr-fi-eq-readerr"],
+                ),
+                pat(
+                    r"The peer of address (?P<peer>.+?) becomes unresponsive|Failed to post HANDSHAKE to peer ",
+                    &["libfabric/efa/peer-becomes-unresponsive", "libfabric/efa/handshake-post-failed-*"],
+                ),
+                pat(r"ibv_create_ah failed(?:! errno: | with EINVAL\.)", &["libfabric/efa/create-ah-failed-*"]),
+            ],
+            unless: &[EQ_CONNREFUSED],
+        },
+        Builtin {
+            name: "libfabric-setup-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "libfabric: the verbs provider could not create or modify a QP, create a CM id or query a port/GID",
+            // ofiwg/libfabric#7368
+            example: "libfabric:22102:1638393161:verbs:ep_ctrl:vrb_ep_enable():884<warn> rdma_create_qp: Cannot allocate memory (12)",
+            patterns: &[
+                pat(
+                    r"<warn> (?:ibv_create_qp|ibv_modify_qp|rdma_create_qp|rdma_create_id|ibv_query_port|ibv_query_gid): (?P<error>[A-Z][^(]*?) ?\((?P<retcode>-?\d+)\)",
+                    &[
+                        "libfabric/verbs/warn-errno-ibv-create-qp",
+                        "libfabric/verbs/warn-errno-ibv-modify-qp",
+                        "libfabric/verbs/warn-errno-rdma-create-qp",
+                        "libfabric/verbs/warn-errno-rdma-create-id",
+                        "libfabric/verbs/warn-errno-ibv-query-port",
+                        "libfabric/verbs/warn-errno-ibv-query-gid",
+                    ],
+                ),
+                pat(
+                    r"Unable to create rdma qp: (?P<error>.+?) \((?P<retcode>-?\d+)\)",
+                    &["libfabric/verbs/unable-to-create-rdma-qp"],
+                ),
+            ],
+            unless: &[],
+        },
+    ],
+};
