@@ -25,7 +25,10 @@ use std::sync::LazyLock;
 const TABLES: &[(&str, &str)] = &[
     ("nccl.tsv", include_str!("../formats/nccl.tsv")),
     ("pytorch.tsv", include_str!("../formats/pytorch.tsv")),
-    ("ucx_libfabric.tsv", include_str!("../formats/ucx_libfabric.tsv")),
+    (
+        "ucx_libfabric.tsv",
+        include_str!("../formats/ucx_libfabric.tsv"),
+    ),
     (
         "verbs_perftest_nvmeof.tsv",
         include_str!("../formats/verbs_perftest_nvmeof.tsv"),

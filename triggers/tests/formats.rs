@@ -376,6 +376,14 @@ fn rows() -> Vec<&'static Format> {
         .collect()
 }
 
+/// Failure rows with one value that makes them an `ok` row's text, which wins: the
+/// instances holding that text are not failures. (rxm's `fi_eq_readerr` with
+/// ECONNREFUSED is the routine rejected connection of simultaneous connects.)
+const OK_WINS: &[(&str, &str)] = &[(
+    "libfabric/rxm/fi-eq-readerr",
+    "fi_eq_readerr: err: Connection refused (",
+)];
+
 /// Format rows whose duration is not how long anything was stuck (a configured
 /// timeout, a retry interval): their windows are not back-dated, by design.
 const NOT_STUCK_FOR: &[&str] = &[];
@@ -383,6 +391,17 @@ const NOT_STUCK_FOR: &[&str] = &[];
 #[test]
 fn every_failure_wording_fires_its_class_through_a_pattern_that_cites_it() {
     let set = TriggerSet::new(all_packs()).expect("packs compile");
+    // Every pattern of every trigger on its own, compiled once, in set order.
+    let compiled: Vec<Vec<regex::bytes::Regex>> = set
+        .defs()
+        .iter()
+        .map(|d| {
+            d.patterns
+                .iter()
+                .map(|p| regex::bytes::Regex::new(p).expect("pattern compiles"))
+                .collect()
+        })
+        .collect();
     let mut rng = Rng(0x7219_c0de);
     let mut out: Vec<LineMatch> = Vec::new();
     let mut failures = Vec::new();
@@ -397,6 +416,12 @@ fn every_failure_wording_fires_its_class_through_a_pattern_that_cites_it() {
                     break;
                 }
             };
+            if OK_WINS
+                .iter()
+                .any(|(id, text)| *id == f.id && line.contains(text))
+            {
+                continue;
+            }
             instances += 1;
             set.match_line(line.as_bytes(), &mut out);
             let fired: Vec<&str> = out
@@ -420,13 +445,11 @@ fn every_failure_wording_fires_its_class_through_a_pattern_that_cites_it() {
             }
             // Pattern i goes with citation list i (a pattern that cites nothing has an empty
             // list, so the two stay aligned).
-            let cites = def
-                .patterns
+            let cites = compiled[out[0].trigger]
                 .iter()
                 .zip(tripcap_triggers::packs::citations(&def.name))
-                .any(|(p, ids)| {
-                    ids.iter().any(|c| formats::cites(c, f.id))
-                        && regex::bytes::Regex::new(p).is_ok_and(|r| r.is_match(line.as_bytes()))
+                .any(|(re, ids)| {
+                    ids.iter().any(|c| formats::cites(c, f.id)) && re.is_match(line.as_bytes())
                 });
             if !cites {
                 failures.push(format!(

@@ -242,12 +242,14 @@ mod tests {
     #[test]
     fn retry_exceeded_keeps_a_longer_pre_window() {
         for def in all_packs() {
-            let expect =
-                if def.name.contains("retry-exceeded") || def.name == "perftest-completion-error" {
-                    RETRY_EXCEEDED_PRE
-                } else {
-                    DEFAULT_PRE
-                };
+            let expect = if def.name.contains("retry-exceeded")
+                || def.name == "perftest-completion-error"
+                || def.name == "libfabric-completion-error"
+            {
+                RETRY_EXCEEDED_PRE
+            } else {
+                DEFAULT_PRE
+            };
             assert_eq!(def.pre, expect, "{}", def.name);
             assert_eq!(def.post, DEFAULT_POST, "{}", def.name);
             assert_eq!(def.cooldown, DEFAULT_COOLDOWN, "{}", def.name);

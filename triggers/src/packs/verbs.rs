@@ -29,6 +29,10 @@ pub(super) static VERBS: Table = Table {
                 r"Transport retry count exceeded on [\w.-]+:\d+",
                 r"Error on QP 0x[0-9a-fA-F]+ wqe\[",
                 r"(?i)completion with error on qp 0x[0-9a-f]+: transport retry",
+                super::ucx::RETRY_MLX5,
+                super::ucx::RETRY_QP,
+                super::ucx::RETRY_WC,
+                super::libfabric::RETRY,
             ],
         },
         Builtin {
