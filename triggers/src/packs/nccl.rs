@@ -1,11 +1,40 @@
-//! The `nccl` pack.
+//! The `nccl` pack: NCCL/RCCL's own WARN lines, the error strings NCCL returns
+//! (`ncclGetErrorString`) where another program prints them, and nccl-tests.
+//!
+//! Written from `triggers/formats/nccl.tsv` (every NCCL release's wording of each
+//! message). How the rows are told apart:
+//! - **`NCCL WARN`, not `NCCL INFO`.** NCCL prints a failure it expects and recovers
+//!   from (an optional verbs call, a probe inside `NCCL_DEBUG_NOWARN`) with the same
+//!   text under an INFO header, and texts that are generic on their own (`Call to X
+//!   failed`, `Cuda failure '…'`, `Allocation failed`, `Could not find …`) also appear
+//!   in the copy PyTorch prints after `Last error:` (context, see `ambiguous.tsv`):
+//!   those are matched only right after `NCCL WARN `. Stems that only NCCL prints
+//!   (`NET/IB : Got completion from peer`, `socketProgressOpt: Call to recv from`,
+//!   `[Proxy Service N] Failed to execute operation`) match with or without the
+//!   header, so a log without `NCCL_DEBUG=WARN` still fires on them. (No trigger
+//!   vetoes `NCCL INFO`: a veto that healthy lines match costs a scan of every line.)
+//! - **The more specific wording wins.** `Got async event : port active` is an IB port
+//!   coming up (`unless`), `status=12` is retry-exceeded and not a generic completion
+//!   error, `no device found matching NCCL_OOB_NET_IFNAME=…, ignoring` is not the
+//!   `…, verify NCCL_OOB_NET_IFNAME` error.
+//! - **Error strings embedded in someone else's message fire once.** PyTorch's
+//!   `NCCL error in: …, unhandled system error` and nccl-tests' `Test NCCL failure …
+//!   'internal error …'` fire their own triggers; `nccl-error-string` stands back
+//!   (`unless`) for those wrappers and for NCCL's own WARN lines that quote a result
+//!   string (`hostStreamPlanCallback() failed : …`).
+//!
+//! Triggers are grouped by failure kind (one incident for the several lines a failure
+//! logs): IB completions (retry-exceeded apart, for its longer window), IB async and
+//! fatal events, verbs calls, IB device setup, IB protocol mismatches; sockets, proxy,
+//! CUDA, communicator/bootstrap/topology, error strings, nccl-tests; and the one hang
+//! NCCL reports itself.
 
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
-/// NCCL/RCCL's own WARN lines (`NCCL_DEBUG=WARN` or more) and nccl-tests.
+/// NCCL/RCCL's own WARN lines (`NCCL_DEBUG=WARN` or more), its error strings and nccl-tests.
 pub(super) static NCCL: Table = Table {
     name: "nccl",
-    summary: "NCCL/RCCL WARN lines: NET/IB completion errors and async events, verbs calls, sockets, proxy",
+    summary: "NCCL/RCCL WARN lines: NET/IB completion errors and async events, verbs calls, sockets, proxy, CUDA, bootstrap/topology; NCCL error strings; nccl-tests failures",
     rows: &[
         Builtin {
             name: "nccl-ib-retry-exceeded",
@@ -13,74 +42,575 @@ pub(super) static NCCL: Table = Table {
             pre_s: RETRY_PRE,
             description: "NET/IB completion with status 12 (IBV_WC_RETRY_EXC_ERR): the peer stopped ACKing ~30 s earlier",
             example: "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f",
-            patterns: &[
-                pat(r"NET/IB ?: Got completion from peer (?P<peer>\S+?)<(?P<port>\d+)> with (?:status=|error )(?P<status>12)\b(?:.*?vendor err (?P<vendor_err>\d+))?(?:.*?\bhca (?P<hca>[\w.-]+))?", &[]),
-            ],
+            patterns: &[pat(
+                r"NET/IB(?:/GIN)? ?: Got completion (?:from peer (?P<peer>\S+?)<(?P<port>\d+)> )?with (?:status=(?:[^(=\r\n]*\()?|error )(?P<status>12)\b(?:.*?vendor[ _]err[ =](?P<vendor_err>\d+))?(?:.*?\bhca (?P<hca>[\w.-]+))?",
+                &[
+                    "nccl/net_ib/completion-error-v1",
+                    "nccl/net_ib/completion-from-peer*",
+                    "nccl/net_ib/gin-completion-from-peer*",
+                ],
+            )],
             unless: &[],
         },
         Builtin {
             name: "nccl-ib-completion-error",
             class: "nccl_ib_error",
             pre_s: PRE,
-            description: "NET/IB work completion with an error status other than 12 (protection, flush, remote access…)",
+            description: "NET/IB work completion with an error status other than 12 (protection, flush, remote access…), a CQE with error, or the resiliency layer's view of one",
             example: "kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)",
             patterns: &[
-                pat(r"NET/IB ?: Got completion from peer (?P<peer>\S+?)<(?P<port>\d+)> with (?:status=|error )(?P<status>\d+)(?:.*?vendor err (?P<vendor_err>\d+))?(?:.*?\bhca (?P<hca>[\w.-]+))?", &[]),
+                pat(
+                    r"NET/IB(?:/GIN)? ?: Got completion (?:from peer (?P<peer>\S+?)<(?P<port>\d+)> )?with (?:status=(?:[^(=\r\n]*\()?|error )(?P<status>\d+)(?:.*?vendor[ _]err[ =](?P<vendor_err>\d+))?(?:.*?\bhca (?P<hca>[\w.-]+))?",
+                    &[
+                        "nccl/net_ib/completion-error-v1",
+                        "nccl/net_ib/completion-from-peer*",
+                        "nccl/net_ib/gin-completion-from-peer*",
+                    ],
+                ),
+                pat(
+                    r"NET/IB: (?:\w+: )?Got CQE with error \((?:.*?qp_num=(?P<qp>\d+))?",
+                    &["nccl/net_ib/cqe-with-error*"],
+                ),
+                pat(
+                    r"NET/IB: (?:\w+: )?(?:Unsupported completion status (?P<error>[^(\r\n]*?) ?\((?P<status>\d+)\)|Encountered a stale CQE with error|Failed to initialize a resiliency send request)",
+                    &[
+                        "nccl/net_ib/res-unsupported-status*",
+                        "nccl/net_ib/res-stale-cqe*",
+                        "nccl/net_ib/res-send-request-init-failed*",
+                    ],
+                ),
             ],
-            unless: &[r"NET/IB ?: Got completion from peer \S+ with (?:status=|error )12\b"],
+            unless: &[
+                r"NET/IB(?:/GIN)? ?: Got completion (?:from peer \S+ )?with (?:status=(?:[^(=\r\n]*\()?|error )12\b",
+            ],
         },
         Builtin {
             name: "nccl-ib-fatal-event",
             class: "nccl_ib_error",
             pre_s: PRE,
-            description: "NET/IB async event (port error, catastrophic error, fatal QP event) or a communicator's fatal IB error",
+            description: "NET/IB async event (port error, catastrophic error, fatal QP/CQ/SRQ event), a communicator's fatal IB error, or the resiliency layer giving up on a device",
             example: "...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
             patterns: &[
-                pat(r"NET/IB ?: (?:(?P<hca>[\w.-]+):(?P<port>\d+) )?Got async event : (?P<event>[^\r\n]+)", &[]),
-                pat(r"NET/IB ?: (?P<hca>[\w.-]+):(?P<port>\d+) async fatal event on (?P<object>\w+)[^:]*: (?P<event>[^\r\n]+)", &[]),
-                pat(r"NCCL WARN communicator encountered a fatal error(?: \(detected in (?P<detected_in>\w+)\))?", &[]),
+                pat(
+                    r"NET/IB ?: (?:(?P<hca>[\w.-]+):(?P<port>\d+) )?Got (?:non-fatal )?async (?:error )?event ?: ?(?P<event>[^\r\n]+)",
+                    &[
+                        "nccl/net_ib/async-event-v1",
+                        "nccl/net_ib/async-event-v2",
+                        "nccl/net_ib/async-error-event-v3",
+                        "nccl/net_ib/async-nonfatal-event-port-error",
+                        "nccl/net_ib/async-nonfatal-event",
+                    ],
+                ),
+                pat(
+                    r"NET/IB ?: (?P<hca>[\w.-]+):(?P<port>\d+) (?:async fatal event.*?(?:qpn=(?P<qp>\d+).*?)?: (?P<event>[^\r\n]+)|GID table changed|unknown event type)",
+                    &[
+                        "nccl/net_ib/async-fatal-*",
+                        "nccl/net_ib/async-gid-table-changed",
+                        "nccl/net_ib/async-unknown-event",
+                    ],
+                ),
+                pat(
+                    r"communicator encountered a fatal error(?: \(detected in (?P<op>\w+)\))?",
+                    &["nccl/net_ib/fatal-error-detected*"],
+                ),
+                pat(
+                    r"NET/IB: (?:\w+: )?(?:Device -?\d+ marked as failed|The error is fatal|Fatal error\. Detected -?\d+ failed devices|Could not find a replacement QP|Cannot replace QP with|Could not find a functional device to post the probe|Maximum number of probing attempts)",
+                    &[
+                        "nccl/net_ib/res-device-failed*",
+                        "nccl/net_ib/res-error-fatal*",
+                        "nccl/net_ib/res-multiple-failed-devices*",
+                        "nccl/net_ib/res-no-replacement-qp*",
+                        "nccl/net_ib/res-replace-qp-nonfunctional*",
+                        "nccl/net_ib/res-no-functional-device-probe*",
+                        "nccl/net_ib/res-max-probing-attempts*",
+                    ],
+                ),
             ],
-            unless: &[],
+            // A port coming (back) up is reported through the same stem.
+            unless: &[r"async (?:error )?event ?: ?port active\b"],
         },
         Builtin {
             name: "nccl-ibverbs-call-failed",
             class: "nccl_ib_error",
             pre_s: PRE,
-            description: "NCCL's call to a verbs function (ibv_create_qp, ibv_modify_qp, …) failed",
+            description: "NCCL's call to a verbs function (ibv_create_qp, ibv_modify_qp, ibv_post_send, mlx5dv_create_qp…) failed, or libibverbs could not be loaded",
             example: "ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out.",
-            patterns: &[pat(r"NCCL WARN Call to (?P<verb>ibv_\w+) failed(?: with error (?P<error>[^\r\n]+))?", &[])],
+            patterns: &[
+                // `Call to X failed : E` / `failed: E` is a system call (nccl-socket-error).
+                pat(
+                    r"NCCL WARN Call to (?P<op>\w+) failed(?: with (?:error )?(?P<error>[^,\r\n]+)(?:, on dev (?P<hca>[\w.-]+):(?P<port>\d+))?| ?[^ :\r\n]|\s*$)",
+                    &[
+                        "nccl/ibvwrap/call-failed*",
+                        "nccl/ibvwrap/modify-qp-failed*",
+                        "nccl/ibvwrap/create-qp-failed",
+                        "nccl/ibvwrap/get-async-event-failed",
+                    ],
+                ),
+                pat(
+                    r"NCCL WARN (?:Call to ibv_poll_cq\(\) returned (?P<retcode>-?\d+)|ibv_post_(?P<op>send|recv)\(\) failed with error (?P<error>[^,\r\n]+)|dlvsym failed on \w+|lib wrapper not initialized|Failed to open libibverbs)",
+                    &[
+                        "nccl/ibvwrap/poll-cq-returned",
+                        "nccl/ibvwrap/post-send-failed*",
+                        "nccl/ibvwrap/post-recv-failed",
+                        "nccl/ibvwrap/dlvsym-failed",
+                        "nccl/ibvwrap/lib-wrapper-not-initialized",
+                        "nccl/ibvwrap/open-libibverbs-failed-warn",
+                    ],
+                ),
+                pat(
+                    r"NET/IB: (?:\w+: )?mlx5dv_create_qp failed to create QP: (?P<error>[^\r\n]+)",
+                    &["nccl/net_ib/mlx5dv-create-qp-failed*"],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "nccl-ib-device-error",
+            class: "nccl_ib_error",
+            pre_s: PRE,
+            description: "NET/IB could not open or query an HCA or port, or the NICs it was given cannot work together (link layers, merged/virtual NICs, OOO RQ)",
+            example: "NCCL WARN NET/IB : Unable to open device erdma_1",
+            patterns: &[
+                pat(
+                    r"NET/IB ?: (?:Unable to (?:open|query) device (?P<hca>[\w.-]+)|Unable to query port|No IP interface found|Error in mlx5dv_get_data_direct_sysfs_path|(?:open|read) failed in ncclIbRoceGetVersionNum)",
+                    &[
+                        "nccl/net_ib/unable-to-open-device",
+                        "nccl/net_ib/unable-to-query-*",
+                        "nccl/net_ib/no-ip-interface",
+                        "nccl/net_ib/data-direct-sysfs-error",
+                        "nccl/net_ib/roce-version-*",
+                    ],
+                ),
+                pat(
+                    r"NET/IB ?: (?:Can't (?:merge|connect) net devices with different link_layer|Attempted to (?:connect|merge) incompatible devices|Remote .+? device is incompatible with the local|Trying to merge multiple devices together|Trying to use non-exist[ae]nt virtual device|Requested properties for vNic|Can't make virtual NIC with 0 devices|Cannot allocate any more virtual devices|Cannot use physical device)",
+                    &[
+                        "nccl/net_ib/merge-*",
+                        "nccl/net_ib/connect-*",
+                        "nccl/net_ib/remote-device-incompatible",
+                        "nccl/net_ib/nonexistant-vdev",
+                        "nccl/net_ib/nonexistent-vdev",
+                        "nccl/net_ib/vnic-*",
+                        "nccl/net_ib/vdev-alloc",
+                        "nccl/net_ib/physical-device-max",
+                    ],
+                ),
+                pat(
+                    r"NET/IB: (?:\w+: )?OOO RQ is force enabled but",
+                    &["nccl/net_ib/ooo-rq-*"],
+                ),
+                // Also printed under INFO (NCCL_DEBUG_NOWARN) when it is expected.
+                pat(
+                    r"NCCL WARN NET/IB ?: Local mergedDev[= ]\S+ has a different number of devices",
+                    &[
+                        "nccl/net_ib/merged-dev-count-mismatch-v1",
+                        "nccl/net_ib/merged-dev-count-mismatch-warn",
+                    ],
+                ),
+                pat(r"NCCL WARN Could not find real path of", &["nccl/net_ib/realpath*"]),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "nccl-ib-protocol-error",
+            class: "nccl_ib_error",
+            pre_s: PRE,
+            description: "NET/IB peers disagree (collective size mismatch, bad receive info) or a completion matches no request: mismatched collectives or corrupted state",
+            example: "n136-081-017:201805:201927 [0] transport/net_ib.cc:667 NCCL WARN NET/IB : collective mismatch error local size 32768 remote 1048576 addr 0 rkey 3beac3 seq adf/adf",
+            patterns: &[
+                pat(
+                    r"NET/IB ?: (?:req -?\d+/-?\d+ tag \w+ )?(?:peer (?P<peer>\S+?)<(?P<port>\d+)> )?(?:collective mismatch error|posted incorrect receive info)",
+                    &[
+                        "nccl/net_ib/collective-mismatch-*",
+                        "nccl/net_ib/incorrect-receive-info*",
+                    ],
+                ),
+                pat(
+                    r"NET/IB: (?:\w+: )?(?:sendReq\(\w+\)->events=|wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM and req->type=|Unknown completion \(|Invalid request index|Invalid wr_id)",
+                    &[
+                        "nccl/net_ib/sendreq-events*",
+                        "nccl/net_ib/recv-rdma-with-imm-type",
+                        "nccl/net_ib/unknown-completion*",
+                        "nccl/net_ib/invalid-request-index*",
+                        "nccl/net_ib/res-invalid-wr-id*",
+                    ],
+                ),
+                pat(
+                    r"comm could not retreive a request found for a successful completion|(?:Receiver|Sender) expected a '\w+' request but got",
+                    &[
+                        "nccl/net_ib/no-request-for-completion*",
+                        "nccl/net_ib/receiver-expected-recv*",
+                        "nccl/net_ib/sender-expected-send*",
+                    ],
+                ),
+            ],
             unless: &[],
         },
         Builtin {
             name: "nccl-socket-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "NCCL's bootstrap/proxy/NET-Socket TCP connection failed or was closed by the peer",
+            description: "NCCL's bootstrap/proxy/NET-Socket TCP connection failed or was closed by the peer, a socket or UDS call failed, or a system call failed",
             example: "a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe",
             patterns: &[
-                pat(r"Call to (?P<op>recv|send) from (?P<peer>\S+?)<(?P<port>\d+)> failed : (?P<error>[^\r\n]+)", &[]),
-                pat(r"Connection closed by remote peer (?P<peer>[^<\s]+)(?:<(?P<port>\d+)>)?", &[]),
-                pat(r"socketStartConnect: Connect to (?P<peer>\S+?)<(?P<port>\d+)> failed : (?P<error>[^\r\n]+)", &[]),
-                pat(r"NCCL WARN socketPollConnect(?:.*?\berror (?P<error>[^,]+))?(?:.*?connect to (?P<peer>[\w.-]+):(?P<port>\d+))?", &[]),
-                pat(r"NCCL WARN Socket recv failed while polling", &[]),
-                pat(r"NCCL WARN socketFinalizeAccept: (?P<error>[^\r\n]+)", &[]),
-                pat(r"NCCL WARN Call to connect(?: timeout)? : (?P<error>[^\r\n]+)", &[]),
+                pat(
+                    r"Call to (?P<op>recv|send) (?:from|to) (?P<peer>\S+?)<(?P<port>\d+)> failed : (?P<error>[^\r\n]+)",
+                    &[
+                        "nccl/socket/recv-failed-v2",
+                        "nccl/socket/recv-failed-v3",
+                        "nccl/socket/recv-failed-v4",
+                        "nccl/socket/recv-failed",
+                        "nccl/socket/send-failed*",
+                    ],
+                ),
+                pat(
+                    r"(?:Net|[sS]ocket\w*) ?: Connection closed by remote peer(?: (?P<peer>[^<\s]+)<(?P<port>\d+)>)?",
+                    &["nccl/socket/closed-by-remote-peer*"],
+                ),
+                pat(
+                    r"[Cc]onnect to (?P<peer>\S+?)<(?P<port>\d+)> failed(?: :| with error) (?P<error>[^\r\n]+)",
+                    &[
+                        "nccl/socket/connect-failed*",
+                        "nccl/socket/poll-connect-failed",
+                        "nccl/socket/poll-connect-failed-v2",
+                    ],
+                ),
+                pat(
+                    r"NCCL WARN (?:socket|ncclOsSocket)PollConnect\b(?:.*?\berror (?P<error>[^,\r\n]+))?(?:.*?connect to (?P<peer>\[[^\]]+\]|[^\s<:]+)[:<](?P<port>\d+))?",
+                    &[
+                        "nccl/socket/poll-connect-returned-errno",
+                        "nccl/socket/poll-connect-poll-*",
+                        "nccl/socket/poll-connect-no-pollout",
+                        "nccl/socket/poll-connect-failed*",
+                    ],
+                ),
+                pat(
+                    r"exceeded error retry count|(?:socket|ncclOsSocket)(?:TryAccept: (?:Accept failed|get errno)|(?:Start|Poll)Connect: exceeded)",
+                    &[
+                        "nccl/socket/connect-retry-exceeded*",
+                        "nccl/socket/accept-failed*",
+                        "nccl/socket/accept-retry-exceeded*",
+                        "nccl/socket/accept-bad-errno",
+                        "nccl/socket/start-connect-exceeded-*",
+                        "nccl/socket/poll-connect-exceeded-*",
+                    ],
+                ),
+                pat(
+                    r"socketFinalizeAccept(?: from (?P<peer>\S+?)<(?P<port>\d+)>)?: wrong (?:magic|type) ",
+                    &["nccl/socket/finalize-accept-wrong-magic", "nccl/socket/finalize-accept-wrong-type-v1", "nccl/socket/finalize-accept-wrong-type"],
+                ),
+                pat(
+                    r"ncclSocket(?:Ready: unexpected socket state|(?:Connect|Accept): wrong socket state|(?:Send|Recv|SendRecv): socket state \([-\d/]+\) is not ready)",
+                    &[
+                        "nccl/socket/ready-unexpected-state",
+                        "nccl/socket/connect-wrong-state",
+                        "nccl/socket/accept-wrong-state",
+                        "nccl/socket/send-not-ready",
+                        "nccl/socket/recv-not-ready",
+                        "nccl/socket/sendrecv-not-ready",
+                    ],
+                ),
+                pat(
+                    r"(?:Net :|Error :|ncclSocketInit:) (?:No interface found in the same subnet|error encountered when getting address info|No valid \S+ pair found|Socket creation failed|connecting to address)",
+                    &[
+                        "nccl/socket/no-interface-same-subnet",
+                        "nccl/socket/getaddrinfo-error",
+                        "nccl/socket/no-valid-*",
+                        "nccl/socket/creation-failed*",
+                        "nccl/socket/family-neither*",
+                    ],
+                ),
+                // Also printed under INFO (NCCL_DEBUG_NOWARN) when it is expected.
+                pat(
+                    r"NCCL WARN Net : Unsupported address family type",
+                    &["nccl/socket/unsupported-family-warn"],
+                ),
+                pat(
+                    r"UDS: (?:(?:Binding to|Sending data over|Receiving data over) socket (?:\S+ )?failed|Socket creation error)",
+                    &["nccl/uds/*"],
+                ),
+                pat(
+                    r"(?:NET/)?Socket : (?:(?:peer (?P<peer>\S+?)<(?P<port>\d+)> )?message truncated|socket progress error|no interface found|No usable listening interface found|unable to allocate (?:requests|subtasks)|test called with NULL request)",
+                    &[
+                        "nccl/net_socket/message-truncated*",
+                        "nccl/net_socket/socket-progress-error",
+                        "nccl/net_socket/no-interface",
+                        "nccl/net_socket/no-listening-interface",
+                        "nccl/net_socket/unable-to-allocate-*",
+                        "nccl/net_socket/test-null-request",
+                    ],
+                ),
+                // SYSCHECK: the failing system call is nearly always a socket one.
+                pat(
+                    r"NCCL WARN Call to (?P<op>\w+) (?:failed ?:|timeout :) (?P<error>[^\r\n]+)",
+                    &[
+                        "nccl/socket/recv-failed-v1",
+                        "nccl/checks/syscall-failed*",
+                        "nccl/checks/syscall-timeout-v0",
+                    ],
+                ),
             ],
             unless: &[],
         },
         Builtin {
-            name: "nccl-runtime-error",
+            name: "nccl-proxy-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "NCCL proxy operation, CUDA/HIP call or nccl-tests run failed",
+            description: "NCCL's proxy or service thread failed an operation (often a peer's connection dropping) or lost track of a request",
             example: "a100-st-p4d24xlarge-22:183006:183220 [1] proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6",
             patterns: &[
-                pat(r"Failed to execute operation (?P<op>\w+) from rank (?P<rank>\d+), retcode (?P<retcode>\d+)", &[]),
-                pat(r"NCCL WARN (?P<call>(?:hip|cuda)\w+) failed : (?P<error>[^\r\n]+)", &[]),
-                pat(r"NCCL WARN Cuda failure '(?P<error>[^']+)'", &[]),
-                pat(r"Test NCCL failure (?P<location>\S+) '(?P<error>[^']*)", &[]),
-                pat(r"pid \d+: Test failure (?P<location>\S+)", &[]),
+                pat(
+                    r"Failed to execute operation (?P<op>.+?) from rank (?P<rank>\d+), retcode (?P<retcode>\d+)",
+                    &["nccl/proxy/service-failed-to-execute"],
+                ),
+                pat(
+                    r"\[(?:Proxy [Ss]ervice(?: UDS)?|Service thread|Rem Allocator)\] (?:Poll failed|proxyDestroy failed|Get listenSock fd fails|Too many connections|Error encountered progressing operation|Could not receive type from localRank|Unknown command|Get peers\[-?\d+\]\.sock fd fails|Initialize peers\[-?\d+\]\.sock fails|Allocation failed|(?:cuda|hip)IpcGetMemHandle failed)",
+                    &[
+                        "nccl/proxy/service-poll-failed*",
+                        "nccl/proxy/service-uds-poll-failed",
+                        "nccl/proxy/proxy-destroy-failed",
+                        "nccl/proxy/get-listensock-fd-fails",
+                        "nccl/proxy/uds-get-listensock-fd-fails",
+                        "nccl/proxy/too-many-connections",
+                        "nccl/proxy/service-error-progressing",
+                        "nccl/proxy/could-not-receive-type*",
+                        "nccl/proxy/service-unknown-command*",
+                        "nccl/proxy/service-peers-sock-*",
+                        "nccl/bootstrap/rem-allocator-*",
+                    ],
+                ),
+                pat(
+                    r"Proxy Call to rank (?P<rank>\d+) failed|Socket recv failed while polling for opId|ncclProxyCallAsync\(\) - Saw abortFlag|(?:Mismatched response size for|Couldn't find|Proxy response for) opId=|Unable to post incomplete proxy op chain|Proxy append (?:out of bounds|mismatch)|(?:Error no|has no) transport for ",
+                    &[
+                        "nccl/proxy/call-to-rank-failed",
+                        "nccl/proxy/socket-recv-failed-polling",
+                        "nccl/proxy/saw-abort-flag",
+                        "nccl/proxy/mismatched-response-size",
+                        "nccl/proxy/couldnt-find-opid",
+                        "nccl/proxy/response-no-match",
+                        "nccl/proxy/incomplete-op-chain",
+                        "nccl/proxy/append-*",
+                        "nccl/proxy/no-transport*",
+                    ],
+                ),
+                pat(
+                    r"ncclProxy(?:CallBlockingUDS|Client\w+) call to (?:top parent rank|tpRank|rank) (?P<rank>\d+)",
+                    &[
+                        "nccl/proxy/call-blocking-uds-failed",
+                        "nccl/proxy/client-*",
+                    ],
+                ),
+                pat(r"NCCL WARN Comm \S+ is in abort state", &["nccl/proxy/comm-in-abort-state"]),
+                // Also printed under INFO (NCCL_DEBUG_NOWARN) when it is expected.
+                pat(
+                    r"NCCL WARN \[Service thread\] Accept failed",
+                    &["nccl/proxy/service-accept-failed-warn"],
+                ),
             ],
+            unless: &[],
+        },
+        Builtin {
+            name: "nccl-cuda-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "A CUDA/HIP call inside NCCL failed (Cuda failure, IPC handles, peer access, driver too old, CUDA device/context not set)",
+            example: "sharbox-ultra:204802:204836 [1] /home/elias/rccl/build/release/hipify/src/transport/p2p.cc:220 NCCL WARN hipIpcGetMemHandle failed : invalid argument",
+            patterns: &[
+                pat(
+                    r"NCCL WARN (?P<op>(?:cuda|hip)\w+|cuDriverGetVersion) failed(?: :| with) (?P<error>[^\r\n]+)",
+                    &[
+                        "nccl/p2p/cuda-ipc-get-mem-handle",
+                        "nccl/cudawrap/driver-get-version",
+                    ],
+                ),
+                pat(
+                    r"NCCL WARN Cuda failure (?:-?\d+ )?'(?P<error>[^'\r\n]*)'",
+                    &["nccl/checks/cuda-failure", "nccl/checks/cuda-failure-code"],
+                ),
+                pat(
+                    r"failed to (?:peer with device \d+|open CUDA IPC handle|get CUDA IPC handle to device)",
+                    &[
+                        "nccl/net/failed-to-peer",
+                        "nccl/p2p/failed-to-peer*",
+                        "nccl/p2p/open-cuda-ipc-handle",
+                        "nccl/p2p/ipc-handle*",
+                    ],
+                ),
+                pat(
+                    r"CUDA Driver version found is -?\d+\. Minimum requirement is|CUDA some PFN functions not found|Failed to find CUDA library",
+                    &[
+                        "nccl/cudawrap/driver-too-old",
+                        "nccl/cudawrap/pfn-not-found",
+                        "nccl/cudawrap/find-library",
+                    ],
+                ),
+                pat(
+                    r"(?:NCCL WARN|\[Proxy (?:Service(?: UDS)?|Progress)\]) Failed to (?:set|create) CUDA (?:device|context on device) \d+(?:$|[^ \d]| [^w])",
+                    &[
+                        "nccl/proxy/service-set-cuda-*",
+                        "nccl/proxy/uds-set-cuda-device",
+                        "nccl/proxy/progress-set-cuda-*",
+                        "nccl/proxy/create-cuda-context-failed",
+                        "nccl/proxy/set-cuda-context-failed",
+                    ],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "nccl-comm-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "NCCL communicator setup or use failed: bootstrap, topology search, mismatched versions or collectives, duplicate GPUs, enqueue, async jobs, allocation, NET/IB internal state",
+            example: "init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+            patterns: &[
+                pat(
+                    r"Mismatched collective detected|Mismatched NCCL version detected|Duplicate GPU detected|Attempt to use communicator before the previous operation returned ncclSuccess|Failed to determine (?:intra|local) ranks|Failed to initialize any NET plugin|GIN Error (?:on gin context|detected)|Legacy IPC cleanup callback failed|(?:commReclaim|ncclProxyStop|commDestroySync): (?:cleanup )?comm \S+ \(?rank",
+                    &[
+                        "nccl/init/mismatched-collective",
+                        "nccl/init/version-mismatch",
+                        "nccl/init/duplicate-gpu*",
+                        "nccl/init/attempt-use-after-error*",
+                        "nccl/init/intra-ranks-v1",
+                        "nccl/init/local-ranks",
+                        "nccl/init/no-net-plugin",
+                        "nccl/init/gin-error-*",
+                        "nccl/init/legacy-ipc-cleanup-failed",
+                        "nccl/init/reclaim-*",
+                        "nccl/init/proxy-stop-resource",
+                        "nccl/init/destroy-sync-*",
+                    ],
+                ),
+                pat(
+                    r"Bootstrap : no socket interface found|Bootstrap Root : (?:mismatch in|rank \d+ of \d+ ranks has already checked in|localId -?\d+ is out of range)|Invalid NCCL_COMM_ID, please use format|, verify NCCL_OOB_NET_IFNAME",
+                    &[
+                        "nccl/bootstrap/no-socket-interface",
+                        "nccl/bootstrap/root-*",
+                        "nccl/bootstrap/invalid-comm-id",
+                        "nccl/bootstrap/oob-no-device-matching",
+                        "nccl/bootstrap/oob-no-device-excluding",
+                    ],
+                ),
+                pat(
+                    r"hostStreamPlanCallback\(\) failed|Failure in host setup : |: communicator was revoked|[Nn]o algorithm/protocol available|ncclAsyncJobComplete: job \S+ failed|Error waiting for pthread_join ?:|asyncJobLaunch: failed to join thread|PXN should not use host buffers|(?:send|recv)ProxySetup: net plugin returned invalid value|Error : Network returned 0 device|Unrecoverable error detected: malloc",
+                    &[
+                        "nccl/enqueue/host-*",
+                        "nccl/enqueue/communicator-revoked",
+                        "nccl/enqueue/no-algo-proto*",
+                        "nccl/group/*",
+                        "nccl/net/pxn-host-buffers",
+                        "nccl/net/send-proxy-setup-max-p2p-bytes",
+                        "nccl/net/recv-proxy-setup-max-p2p-bytes",
+                        "nccl/net/network-returned-0-device",
+                        "nccl/utils/malloc-null*",
+                    ],
+                ),
+                pat(
+                    r"P2P is disabled between NVLINK connected GPUs|Set CPU affinity : unable to find GPU/CPU|No path computed to go from|XML Topology has wrong version|TOPO/NET : Could not force merge NICs|localHostHash = \S+ not found in the list|Rank \d+ requires NIC -?\d+ but that NIC is not available",
+                    &[
+                        "nccl/graph/nvlink-p2p-disabled",
+                        "nccl/graph/set-cpu-affinity",
+                        "nccl/graph/no-path-computed",
+                        "nccl/graph/xml-topology-version",
+                        "nccl/graph/topo-net-force-merge",
+                        "nccl/graph/local-host-hash",
+                        "nccl/graph/rank-requires-nic",
+                    ],
+                ),
+                // Generic on their own: only as the text of a WARN.
+                pat(
+                    r"NCCL WARN (?:Could not (?:find (?:any local path from gpu|NIC for rank|intermediate GPU|node of type|NET with id|local GPU with rank|gpu rank)|open XML (?:topology|graph) file)|Error : (?:could not find CPU close to GPU|ring -?\d+ does not contain rank))",
+                    &[
+                        "nccl/graph/no-local-path-to-net",
+                        "nccl/graph/no-nic-nvls",
+                        "nccl/graph/no-intermediate-gpu*",
+                        "nccl/graph/no-node",
+                        "nccl/graph/no-net-id",
+                        "nccl/graph/no-local-gpu",
+                        "nccl/graph/no-gpu-rank",
+                        "nccl/graph/xml-topology-open",
+                        "nccl/graph/xml-graph-open",
+                        "nccl/graph/no-cpu-close-to-gpu",
+                        "nccl/graph/ring-missing-rank",
+                    ],
+                ),
+                pat(
+                    r"NCCL WARN (?:Message truncated : received|Unexpected connections are not empty|Thread (?:creation|join) failed|Allocation failed|Unknown device error|No transport found !|Error: network .*? not found|comm \S+ has already been destroyed|Error: trying to connect already connected sendComm|Listencomm in unknown state|Cannot store sizes of)",
+                    &[
+                        "nccl/bootstrap/message-truncated*",
+                        "nccl/bootstrap/unexpected-connections*",
+                        "nccl/checks/thread-creation-failed",
+                        "nccl/utils/thread-join-failed",
+                        "nccl/checks/allocation-failed*",
+                        "nccl/init/unknown-device-error",
+                        "nccl/init/no-transport-found",
+                        "nccl/init/network-not-found",
+                        "nccl/init/comm-already-destroyed",
+                        "nccl/net_ib/already-connected",
+                        "nccl/net_ib/listencomm-unknown-state*",
+                        "nccl/net_ib/sizes-32bit",
+                    ],
+                ),
+                pat(
+                    r"NET/IB ?: (?:unable to allocate requests|could not find mr \S+ inside cache|ncclIbI(?:send|recv)\(\) called when comm->)",
+                    &[
+                        "nccl/net_ib/unable-to-allocate-requests",
+                        "nccl/net_ib/mr-cache-miss",
+                        "nccl/net_ib/irecv-not-ready*",
+                        "nccl/net_ib/isend-not-ready*",
+                    ],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "nccl-error-string",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "An NCCL result string (ncclGetErrorString: unhandled system/cuda error, remote process exited…) printed by a program without its own trigger",
+            example: "what():  NCCL Error 1: unhandled cuda error",
+            patterns: &[pat(
+                r"(?P<error>unhandled (?:system|cuda) error|internal error - please report this issue to the NCCL developers|remote process exited or there was a network error|invalid (?:usage|argument) \(run with NCCL_DEBUG=WARN for details\))",
+                &[
+                    "nccl/errstr/system-error*",
+                    "nccl/errstr/cuda-error*",
+                    "nccl/errstr/internal-error",
+                    "nccl/errstr/remote-error",
+                    "nccl/errstr/invalid-usage",
+                    "nccl/errstr/invalid-argument",
+                ],
+            )],
+            // Wrappers with their own trigger: PyTorch's, nccl-tests', NCCL's own lines.
+            unless: &[
+                r"NCCL error in:",
+                r"NCCL error:",
+                r"DistBackendError",
+                r"\bnccl[A-Z]\w*Error\b",
+                r"Test NCCL failure",
+                r"NCCL WARN",
+            ],
+        },
+        Builtin {
+            name: "nccl-tests-failure",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "nccl-tests/rccl-tests stopped on a failed NCCL or CUDA call",
+            example: "Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '",
+            patterns: &[
+                pat(r"Test NCCL failure \S+ '(?P<error>[^']*)", &[]),
+                pat(r"pid \d+: Test failure \S+", &[]),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "nccl-collective-hang",
+            class: "other_hang",
+            pre_s: PRE,
+            description: "NCCL saw a peer stop making progress in a collective (a hang, often a collective mismatch around the named rank)",
+            example: "jupyter-vmarkovtsev:15892:15892 [0] init.cc:1259 NCCL WARN Your program may be hanging, this may be caused by a collective mismatch around rank 3. Please check your collective calls at and around this rank. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+            patterns: &[pat(
+                r"Your program may be hanging, this may be caused by a collective mismatch around rank (?P<rank>\d+)",
+                &["nccl/init/program-may-be-hanging"],
+            )],
             unless: &[],
         },
     ],
