@@ -1,11 +1,21 @@
-//! Built-in trigger packs: `nccl`, `pytorch`, `perftest` and `verbs`.
+//! Built-in trigger packs: `nccl`, `pytorch` (with Gloo and the c10d store),
+//! `perftest`, `verbs` (rdma-core providers, Open MPI, verbs applications),
+//! `ucx`, `libfabric` and `nvmeof` (SPDK and the Linux NVMe-oF RDMA drivers).
 //!
 //! Each pack is a table of `Builtin` rows turned into [`TriggerDef`]s by
-//! [`pack`]. The rows were written against the corpus of real log lines
-//! (`tests/data/corpus/*.tsv`, checked by `tests/corpus.rs`), and precision is the
-//! contract: a built-in trigger fires only on message stems that appear in
-//! failures, never on generic words (`timeout`, `fail`, `WARN`) that healthy
-//! logs also print.
+//! [`pack`], one file per pack. **Every pattern is written from the format
+//! strings of the program that prints the line** (`triggers/formats/*.tsv`, read
+//! in the sources across the releases in use; see [`crate::formats`]) and cites
+//! the rows it covers, so [`TriggerDef::sources`] and `tripcap triggers list` say
+//! where each comes from. Two tests hold the packs to that: `tests/formats.rs`
+//! generates lines from every format string (varied values, logger headers,
+//! launcher prefixes) and requires each failure wording to fire one trigger of
+//! its class through a pattern that cites it, and as many look-alikes (success,
+//! progress, configuration from the same sources) to fire nothing;
+//! `tests/corpus.rs` checks real lines from public bug reports
+//! (`tests/data/corpus`). Precision is the contract: a built-in trigger fires
+//! only on message stems that appear in failures, never on generic words
+//! (`timeout`, `fail`, `WARN`) that healthy logs also print.
 //!
 //! How the packs are shaped:
 //! - **One trigger per failure kind, many stems per trigger.** One failure is
