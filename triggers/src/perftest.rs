@@ -19,9 +19,14 @@
 //! `-----` separator ends the table. Only the trailing numbers of a line are
 //! read, so wrapper prefixes (`[1,0]<stdout>:`, `host: `) do not matter.
 //!
-//! Units: perftest's `MB/sec` is 2^20 bytes per second (its `MEGA_BYTE`),
-//! `Gb/sec` is 10^9 bits per second; a threshold in `MB/s` uses the same
-//! 2^20, so a threshold copied from perftest output means what it says.
+//! Units: perftest reports bandwidth in 2^20-byte units per second by default
+//! (`format_factor = 0x100000` in `perftest_parameters.c`), labelled `[MB/sec]`
+//! up to 24.04 and `[MiB/sec]` from 24.07.0-0.44 (commit 1d202bb: the same
+//! number, relabelled), and in 10^9 bits per second with `--report_gbits`
+//! (`[Gb/sec]`). Both byte labels are read as 2^20 bytes (1 MiB/s =
+//! 0.008388608 Gb/s) and every bandwidth is normalised to Gb/s. A threshold in
+//! `MB/s` or `MiB/s` uses the same 2^20, so a threshold copied from perftest
+//! output means what it says.
 
 use std::sync::LazyLock;
 
@@ -30,7 +35,8 @@ use regex::bytes::Regex;
 use crate::packs::pack;
 use crate::set::{LineMatch, TriggerSet};
 
-/// Gb/s in one perftest MB/sec (2^20 bytes × 8 bits / 10^9).
+/// Gb/s in one perftest `MB/sec` or `MiB/sec`, both 2^20 bytes per second
+/// (2^20 bytes × 8 bits / 10^9).
 const GBPS_PER_MBPS: f64 = 1_048_576.0 * 8.0 / 1e9;
 
 /// perftest's default message size for bandwidth tests: rows with smaller
@@ -234,7 +240,8 @@ fn number_and_unit(text: &str) -> Option<(f64, &str)> {
 }
 
 /// Parse a bandwidth threshold into Gb/s: `40Gb/s` (also `Gbit/s`, `Gbps`,
-/// `Gb/sec`), `400Mb/s`, `5000MB/s` (perftest's 2^20-byte MB), `10GB/s` (2^30 bytes).
+/// `Gb/sec`), `400Mb/s`, `5000MB/s` or `5000MiB/s` (perftest's 2^20 bytes, as
+/// it labels them before and from 24.07), `10GB/s` or `10GiB/s` (2^30 bytes).
 pub fn parse_bandwidth(text: &str) -> Result<f64, ThresholdError> {
     let err = |problem| ThresholdError {
         what: "bandwidth",
@@ -246,8 +253,8 @@ pub fn parse_bandwidth(text: &str) -> Result<f64, ThresholdError> {
     let factor = match unit {
         "Gb/s" | "Gbit/s" | "Gbps" | "Gb/sec" => 1.0,
         "Mb/s" | "Mbit/s" | "Mbps" | "Mb/sec" => 1e-3,
-        "MB/s" | "MB/sec" => GBPS_PER_MBPS,
-        "GB/s" | "GB/sec" => GBPS_PER_MBPS * 1024.0,
+        "MB/s" | "MB/sec" | "MiB/s" | "MiB/sec" => GBPS_PER_MBPS,
+        "GB/s" | "GB/sec" | "GiB/s" | "GiB/sec" => GBPS_PER_MBPS * 1024.0,
         "" => return Err(err("no unit")),
         _ => return Err(err("unknown unit")),
     };
@@ -341,7 +348,8 @@ impl Table {
                 _ => Column::Other,
             };
             match (column, unit) {
-                (Column::BwPeak | Column::BwAverage, Some(b"[MB/sec]")) => {
+                // `[MB/sec]` to 24.04, `[MiB/sec]` from 24.07: both 2^20 bytes.
+                (Column::BwPeak | Column::BwAverage, Some(b"[MB/sec]" | b"[MiB/sec]")) => {
                     bw_factor = GBPS_PER_MBPS
                 }
                 (Column::BwPeak | Column::BwAverage, Some(b"[Gb/sec]")) => bw_factor = 1.0,
@@ -572,6 +580,69 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn mib_per_second_tables_from_24_07_are_read_as_2_20_bytes() {
+        // perftest 24.07.0-0.44 and later: RESULT_FMT and REPORT_FMT of
+        // src/perftest_parameters.h, the row printed with
+        // " %-7lu    %-10" PRIu64 "       %-7.2lf            %-7.2lf\t\t     %-7.6lf".
+        let table: [&[u8]; 5] = [
+            b"---------------------------------------------------------------------------------------",
+            b" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]",
+            b" 2          5000             11.52              11.43  \t\t     5.992612",
+            b" 65536      5000             11025.44            11024.71\t\t     0.176395",
+            b"---------------------------------------------------------------------------------------",
+        ];
+        let mut p =
+            PerftestParser::new(Thresholds::parse(Some("11500MiB/s"), None).expect("valid"));
+        let events: Vec<PerftestEvent> = table.iter().filter_map(|l| p.feed_line(l)).collect();
+        assert_eq!(events.len(), 2, "{events:?}");
+        // 1 MiB/s = 2^20 × 8 / 10^9 Gb/s = 0.008388608 Gb/s.
+        let gbps = |mibps: f64| mibps * 0.008_388_608;
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
+        let PerftestEvent::Result(small) = &events[0] else {
+            panic!("2-byte rows are under the size floor: {events:?}");
+        };
+        let PerftestEvent::Breach {
+            result: big,
+            breach: Breach::BandwidthBelow { threshold_gbps, .. },
+        } = &events[1]
+        else {
+            panic!("11024.71 MiB/s is below 11500 MiB/s: {events:?}");
+        };
+        assert!((threshold_gbps - gbps(11500.0)).abs() < 1e-9);
+        for (r, bytes, peak, avg, rate) in [
+            (small, 2, 11.52, 11.43, 5.992612),
+            (big, 65536, 11025.44, 11024.71, 0.176395),
+        ] {
+            assert_eq!((r.bytes, r.iterations), (bytes, 5000));
+            let Measure::Bandwidth {
+                peak_gbps,
+                average_gbps,
+                msg_rate_mpps,
+            } = r.measure
+            else {
+                panic!("{r:?}");
+            };
+            assert!(close(peak_gbps, gbps(peak)), "{r:?}");
+            assert!(close(average_gbps, gbps(avg)), "{r:?}");
+            // The message rate is unit-free: 11024.71 MiB/s of 65536-byte messages.
+            assert!(close(msg_rate_mpps, rate), "{r:?}");
+        }
+        assert!((gbps(11024.71) - 92.481_970_503_68).abs() < 1e-9);
+
+        // The same numbers under the old `[MB/sec]` label mean the same.
+        let mut old = PerftestParser::new(Thresholds::default());
+        old.feed_line(
+            b" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]",
+        );
+        let Some(PerftestEvent::Result(r)) = old.feed_line(table[3]) else {
+            panic!("MB/sec row");
+        };
+        assert_eq!(r.measure, big.measure);
+        assert_eq!(parse_bandwidth("5000MiB/s"), parse_bandwidth("5000MB/s"));
+        assert_eq!(parse_bandwidth("1GiB/s"), parse_bandwidth("1024MiB/s"));
     }
 
     #[test]
