@@ -2,12 +2,13 @@
 # Build tripcap's container image (deploy/container/Containerfile) and, with --test, check
 # it the way the DaemonSet uses it.
 #
-#   scripts/build-image.sh [--stand-in-bases] [--test]
+#   scripts/build-image.sh [--stand-in-bases] [--test | --test-only]
 #
 #   --stand-in-bases  for machines that reach Debian's archive but no container registry
 #                     (CI): build the two base images locally instead of pulling them,
 #                     and build against those (see stand_in_bases below).
-#   --test            after the build, run the image's checks (see test_image below).
+#   --test            after the build, run the image's checks (below).
+#   --test-only       the checks only, on the image already built.
 #
 # Environment: TRIPCAP_IMAGE (default ghcr.io/tripcap/tripcap; the tag is the version in
 # Cargo.toml), CONTAINER_TOOL (buildah, podman or docker; default: the first found).
@@ -22,11 +23,13 @@ VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
 TAG=$IMAGE:$VERSION
 STAND_IN=0
 TEST=0
+BUILD=1
 for a in "$@"; do
   case $a in
     --stand-in-bases) STAND_IN=1 ;;
     --test) TEST=1 ;;
-    *) echo "usage: scripts/build-image.sh [--stand-in-bases] [--test]" >&2; exit 2 ;;
+    --test-only) TEST=1; BUILD=0 ;;
+    *) echo "usage: scripts/build-image.sh [--stand-in-bases] [--test | --test-only]" >&2; exit 2 ;;
   esac
 done
 T0=$SECONDS
@@ -97,6 +100,7 @@ stand_in_bases() {
     --build-arg BASE_IMAGE=localhost/tripcap-stand-in/debian:bookworm-slim)
 }
 
+if [ "$BUILD" = 1 ]; then
 [ "$STAND_IN" = 0 ] || stand_in_bases
 
 step "$TOOL build $TAG"
@@ -111,6 +115,7 @@ if [ "$TOOL" = buildah ]; then
 fi
 c build "${EXTRA[@]}" "${BUILD_ARGS[@]}" -f deploy/container/Containerfile -t "$TAG" .
 echo "image: $TAG"
+fi
 
 [ "$TEST" = 1 ] || exit 0
 
@@ -138,12 +143,14 @@ run_image() {
 }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-CONFIG=$(c inspect --format '{{json .OCIv1.Config}}' "$TAG" 2>/dev/null || c inspect --format '{{json .Config}}' "$TAG")
-python3 - "$CONFIG" <<'PY' || fail "image config"
+if [ "$TOOL" = buildah ]; then INSPECT=$(c inspect --type image "$TAG"); else INSPECT=$(c image inspect "$TAG"); fi
+python3 - "$INSPECT" <<'PY' || fail "image config"
 import json, sys
-cfg = json.loads(sys.argv[1])
-user = cfg.get("User") or cfg.get("user")
-entry = cfg.get("Entrypoint") or cfg.get("entrypoint")
+doc = json.loads(sys.argv[1])
+# buildah: {"OCIv1": {"config": {...}}}; podman and docker: [{"Config": {...}}]
+cfg = doc["OCIv1"]["config"] if isinstance(doc, dict) else doc[0]["Config"]
+user = cfg.get("User")
+entry = cfg.get("Entrypoint")
 assert user == "10001:10001", f"user is {user!r}, want 10001:10001"
 assert entry == ["/usr/local/bin/tripcap"], f"entrypoint is {entry!r}"
 print(f"ok: runs as {user}, entrypoint {entry}")
@@ -169,7 +176,10 @@ if [ "$TOOL" = buildah ]; then
   mnt=$(c mount "$ctr")
   CAPS=$(getcap "$mnt/usr/local/bin/tripcap" 2>/dev/null || true)
   c umount "$ctr" >/dev/null; c rm "$ctr" >/dev/null
-  echo "$CAPS" | grep -q 'cap_ipc_lock,cap_net_admin,cap_net_raw=p' || fail "file capabilities on the binary: '$CAPS'"
+  # getcap prints `PATH cap_a,cap_b,cap_c=p` in an order of its own: compare as sets.
+  GOT=$(echo "${CAPS##* }" | tr ',' '\n' | sed 's/=p$//' | sort | tr '\n' ' ')
+  [ "$GOT" = "cap_ipc_lock cap_net_admin cap_net_raw " ] && [ "${CAPS##*=}" = p ] ||
+    fail "file capabilities on the binary: '$CAPS', want cap_net_raw,cap_net_admin,cap_ipc_lock=p"
   echo "ok: file capabilities: ${CAPS##* }"
 fi
 

@@ -81,6 +81,22 @@ fn a_healthy_node_is_ready_and_each_cause_fails_its_own_line() {
         "selftest uploaded something"
     );
 
+    // A log glob with no file yet: no job runs here now, which leaves the node ready
+    // (a warning naming the glob); a log file that exists but cannot be read fails.
+    let glob = dir.path().join("jobs/*/*.log");
+    let glob = glob.to_string_lossy();
+    let (code, checks) = selftest(
+        dir.path(),
+        &upload_config(&c.url, &out, TOKEN_ENV),
+        &["--log", &glob],
+    );
+    assert_eq!(code, Some(0), "{checks:#?}");
+    let logs = line(&checks, "log files");
+    assert_eq!(logs["warn"].as_bool(), Some(true), "{logs:#?}");
+    assert!(logs["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains(&*glob) && d.contains("no file yet")));
+
     // A missing interface.
     let (code, checks) = selftest(
         dir.path(),

@@ -45,7 +45,10 @@ pub struct Check {
     pub check: String,
     /// Whether it passed.
     pub ok: bool,
-    /// What was found; on failure, what to do.
+    /// Passed, with something worth a look that does not make the node unready
+    /// (a log glob with no file yet: no job runs here now).
+    pub warn: bool,
+    /// What was found; on failure or warning, what to do.
     pub detail: String,
 }
 
@@ -57,8 +60,15 @@ fn check(name: impl Into<String>, result: Result<String, String>) -> Check {
     Check {
         check: name.into(),
         ok,
+        warn: false,
         detail,
     }
+}
+
+/// How the log check ended: fine, worth a warning, or failed.
+enum LogsFound {
+    Fine(String),
+    Warn(String),
 }
 
 /// Run every check on `config` (`Err`: the config itself did not load).
@@ -77,7 +87,14 @@ pub async fn run(config: Result<Config, String>) -> Vec<Check> {
     out.extend(interfaces(&config));
     out.push(check("loopback path", burst(&config).await));
     out.push(check("output directory", output_dir(&config)));
-    out.push(check("log files", logs(&config)));
+    out.push(match logs(&config) {
+        Ok(LogsFound::Fine(d)) => check("log files", Ok(d)),
+        Ok(LogsFound::Warn(d)) => Check {
+            warn: true,
+            ..check("log files", Ok(d))
+        },
+        Err(e) => check("log files", Err(e)),
+    });
     out.push(check("upload endpoint", upload(&config).await));
     out.push(check("memory", memory(&config)));
     out
@@ -236,9 +253,12 @@ fn output_dir(config: &Config) -> Result<String, String> {
     }
 }
 
-/// Every log glob resolves to files this process can read.
-fn logs(config: &Config) -> Result<String, String> {
+/// Every log glob resolves to files this process can read. A glob that matches
+/// nothing yet is a warning, not a failure: on a node where no job runs now there
+/// is no log to follow, and the agent is ready for the next one.
+fn logs(config: &Config) -> Result<LogsFound, String> {
     let mut files = 0;
+    let mut empty = Vec::new();
     for pattern in config.logs.paths.iter().filter(|p| *p != "-") {
         let paths =
             glob::glob(pattern).map_err(|e| format!("`{pattern}` is not a valid glob: {e}"))?;
@@ -253,15 +273,21 @@ fn logs(config: &Config) -> Result<String, String> {
             matched += 1;
         }
         if matched == 0 {
-            return Err(format!("`{pattern}` matches no file yet: check the path (tripcap waits for it, but a typo waits forever)"));
+            empty.push(format!("`{pattern}`"));
         }
         files += matched;
     }
-    Ok(if config.logs.paths.is_empty() {
+    if !empty.is_empty() {
+        return Ok(LogsFound::Warn(format!(
+            "{} match(es) no file yet ({files} file(s) readable): fine while no job runs here; otherwise check the path (tripcap waits for it, but a typo waits forever)",
+            empty.join(", ")
+        )));
+    }
+    Ok(LogsFound::Fine(if config.logs.paths.is_empty() {
         "none configured".to_string()
     } else {
         format!("{files} file(s) readable")
-    })
+    }))
 }
 
 async fn upload(config: &Config) -> Result<String, String> {
@@ -291,7 +317,11 @@ pub fn table(checks: &[Check]) -> String {
     for c in checks {
         out.push_str(&format!(
             "{}  {:<width$}  {}\n",
-            if c.ok { "ok  " } else { "FAIL" },
+            match (c.ok, c.warn) {
+                (false, _) => "FAIL",
+                (true, true) => "WARN",
+                (true, false) => "ok  ",
+            },
             c.check,
             c.detail
         ));

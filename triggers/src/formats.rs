@@ -33,11 +33,8 @@ const TABLES: &[(&str, &str)] = &[
         "verbs_perftest_nvmeof.tsv",
         include_str!("../formats/verbs_perftest_nvmeof.tsv"),
     ),
-    ("apps.tsv", HEADER_ONLY /*PENDING*/),
+    ("apps.tsv", include_str!("../formats/apps.tsv")),
 ];
-
-/// A table with no rows yet (PENDING: being gathered).
-const HEADER_ONLY: &str = HEADER;
 
 /// The header every table starts with.
 pub const HEADER: &str = "id\tclass\tkind\tproject\tfile\tversions\tlogger\ttemplate\tformat";

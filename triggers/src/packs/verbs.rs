@@ -35,6 +35,8 @@ pub(super) static VERBS: Table = Table {
                 super::libfabric::RETRY,
                 // NCCL >= 2.28.7 prints the status name: the nccl pack's line.
                 r"Got completion from peer ",
+                // perftest >= 26.01 prints the status name: the perftest pack's line.
+                r"Failed status-[^(]*\(\d+\): ",
             ],
         },
         Builtin {
