@@ -43,7 +43,7 @@ pub(super) static NCCL: Table = Table {
             description: "NET/IB completion with status 12 (IBV_WC_RETRY_EXC_ERR): the peer stopped ACKing ~30 s earlier",
             example: "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f",
             patterns: &[pat(
-                r"NET/IB(?:/GIN)? ?: Got completion (?:from peer (?P<peer>\S+?)<(?P<port>\d+)> )?with (?:status=(?:[^(=\r\n]*\()?|error )(?P<status>12)\b(?:.*?vendor[ _]err[ =](?P<vendor_err>\d+))?(?:.*?\bhca (?P<hca>[\w.-]+))?",
+                r"NET/IB\w*(?:/GIN)? ?: ?Got completion (?:from peer (?:(?P<peer>[^\s<]+)(?:<(?P<port>\d+)>)? )?)?with (?:status=(?:[^(=\r\n]*\()?|error )(?P<status>12)\b(?:.*?vendor[ _]err[ =](?P<vendor_err>\d+))?(?:.*?\bhca (?P<hca>[\w.-]+))?",
                 &[
                     "nccl/net_ib/completion-error-v1",
                     "nccl/net_ib/completion-from-peer*",
@@ -60,7 +60,7 @@ pub(super) static NCCL: Table = Table {
             example: "kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)",
             patterns: &[
                 pat(
-                    r"NET/IB(?:/GIN)? ?: Got completion (?:from peer (?P<peer>\S+?)<(?P<port>\d+)> )?with (?:status=(?:[^(=\r\n]*\()?|error )(?P<status>\d+)(?:.*?vendor[ _]err[ =](?P<vendor_err>\d+))?(?:.*?\bhca (?P<hca>[\w.-]+))?",
+                    r"NET/IB\w*(?:/GIN)? ?: ?Got completion (?:from peer (?:(?P<peer>[^\s<]+)(?:<(?P<port>\d+)>)? )?)?with (?:status=(?:[^(=\r\n]*\()?|error )(?P<status>\d+)(?:.*?vendor[ _]err[ =](?P<vendor_err>\d+))?(?:.*?\bhca (?P<hca>[\w.-]+))?",
                     &[
                         "nccl/net_ib/completion-error-v1",
                         "nccl/net_ib/completion-from-peer*",
@@ -133,7 +133,7 @@ pub(super) static NCCL: Table = Table {
             name: "nccl-ibverbs-call-failed",
             class: "nccl_ib_error",
             pre_s: PRE,
-            description: "NCCL's call to a verbs function (ibv_create_qp, ibv_modify_qp, ibv_post_send, mlx5dv_create_qp…) failed, or libibverbs could not be loaded",
+            description: "NCCL's call to a verbs function (ibv_create_qp, ibv_modify_qp, ibv_post_send, mlx5dv_create_qp…) failed, or its verbs symbols could not be resolved",
             example: "ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out.",
             patterns: &[
                 // `Call to X failed : E` / `failed: E` is a system call (nccl-socket-error).
@@ -147,14 +147,13 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(
-                    r"NCCL WARN (?:Call to ibv_poll_cq\(\) returned (?P<retcode>-?\d+)|ibv_post_(?P<op>send|recv)\(\) failed with error (?P<error>[^,\r\n]+)|dlvsym failed on \w+|lib wrapper not initialized|Failed to open libibverbs)",
+                    r"NCCL WARN (?:Call to ibv_poll_cq\(\) returned (?P<retcode>-?\d+)|ibv_post_(?P<op>send|recv)\(\) failed with error (?P<error>[^,\r\n]+)|dlvsym failed on \w+|lib wrapper not initialized)",
                     &[
                         "nccl/ibvwrap/poll-cq-returned",
                         "nccl/ibvwrap/post-send-failed*",
                         "nccl/ibvwrap/post-recv-failed",
                         "nccl/ibvwrap/dlvsym-failed",
                         "nccl/ibvwrap/lib-wrapper-not-initialized",
-                        "nccl/ibvwrap/open-libibverbs-failed-warn",
                     ],
                 ),
                 pat(
@@ -341,7 +340,8 @@ pub(super) static NCCL: Table = Table {
                 ),
                 // SYSCHECK: the failing system call is nearly always a socket one.
                 pat(
-                    r"NCCL WARN Call to (?P<op>\w+) (?:failed ?:|timeout :) (?P<error>[^\r\n]+)",
+                    // NCCL before 2.3 printed its header without `NCCL`: `… include/socket.h:194 WARN Call to recv failed : …`.
+                    r"\bWARN Call to (?P<op>\w+) (?:failed ?:|timeout :) (?P<error>[^\r\n]+)",
                     &[
                         "nccl/socket/recv-failed-v1",
                         "nccl/checks/syscall-failed*",
