@@ -82,7 +82,8 @@ pub struct Evidence {
     /// How long the failed operation had been stuck when the line was written:
     /// `ran for N milliseconds`, else `Timeout(ms)=N`, else `watchdog got stuck
     /// for N seconds`, Gloo's `Timed out waiting Nms`, `abort timed out after
-    /// N ms`, or how long a c10d store wait or connect lasted (`wait timeout after Nms`).
+    /// N ms`, how long a c10d store wait or connect lasted (`wait timeout after Nms`),
+    /// or nvmet's `keep-alive timer (N seconds) expired`.
     /// Never the init print `TIMEOUT(ms): N`.
     pub stuck_for: Option<Duration>,
 }
@@ -186,6 +187,11 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     ),
     (
         r"The client socket has timed out after (\d{1,12})s while",
+        Unit::Seconds,
+    ),
+    // Linux nvmet: the host sent no keep-alive (or command) for the whole KATO.
+    (
+        r"keep-alive timer \((\d{1,12}) seconds\) expired",
         Unit::Seconds,
     ),
 ];

@@ -284,8 +284,10 @@ fn header(f: &Format, rng: &mut Rng) -> String {
             rng.range(1_600_000_000, 1_800_000_000),
             rng.pick(&["vrb_poll_cq", "vrb_eq_read", "rxm_handle_error"])
         ),
+        // `spdk_log`: `[date] file:%4d:func: *LEVEL*: `; the level is not in the logger
+        // label but in the row id (`…/warn/…`, `/notice/`, `/info/`, `/debug/`; else ERROR).
         "spdk" => format!(
-            "[2024-{:02}-{:02} {:02}:{:02}:{:02}.{:06}] {base}:{line}:{}: *ERROR*: ",
+            "[2024-{:02}-{:02} {:02}:{:02}:{:02}.{:06}] {base}:{line:4}:{}: *{}*: ",
             rng.range(1, 12),
             rng.range(1, 28),
             rng.range(0, 23),
@@ -295,10 +297,40 @@ fn header(f: &Format, rng: &mut Rng) -> String {
             rng.pick(&[
                 "nvme_rdma_process_recv_completion",
                 "nvme_rdma_cq_process_completions"
-            ])
+            ]),
+            spdk_level(f.id)
         ),
-        "kernel" => format!("[{:>5}.{:06}] ", rng.range(1, 99_999), rng.below(1_000_000)),
+        "kernel" => {
+            let stamp = format!("[{:>5}.{:06}] ", rng.range(1, 99_999), rng.below(1_000_000));
+            // The NVMe host drivers log through `dev_*(ctrl->device, …)`: `nvme nvme0: `
+            // comes before the text; `pr_*` lines carry their module prefix in the template.
+            let module_prefix = f.template.split_once(": ").is_some_and(|(m, _)| {
+                !m.is_empty() && m.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+            });
+            if f.project == "linux" && f.file.starts_with("drivers/nvme/host/") && !module_prefix {
+                format!("{stamp}nvme nvme{}: ", rng.range(0, 12))
+            } else {
+                stamp
+            }
+        }
         _ => String::new(),
+    }
+}
+
+/// The level `spdk_log` prints for row `id`: from its `warn`/`notice`/`info`/`debug`
+/// path segment, else ERROR.
+fn spdk_level(id: &str) -> &'static str {
+    let seg = |s: &str| id.split('/').any(|p| p == s);
+    if seg("warn") {
+        "WARNING"
+    } else if seg("notice") {
+        "NOTICE"
+    } else if seg("info") {
+        "INFO"
+    } else if seg("debug") {
+        "DEBUG"
+    } else {
+        "ERROR"
     }
 }
 

@@ -73,6 +73,7 @@ use crate::def::{TriggerDef, DEFAULT_COOLDOWN, DEFAULT_POST, DEFAULT_PRE};
 
 mod libfabric;
 mod nccl;
+mod nvmeof;
 mod perftest;
 mod pytorch;
 mod ucx;
@@ -83,7 +84,15 @@ mod verbs;
 pub const RETRY_EXCEEDED_PRE: Duration = Duration::from_secs(60);
 
 /// Names of the built-in packs, in the order [`all_packs`] concatenates them.
-pub const PACK_NAMES: &[&str] = &["nccl", "pytorch", "perftest", "verbs", "ucx", "libfabric"];
+pub const PACK_NAMES: &[&str] = &[
+    "nccl",
+    "pytorch",
+    "perftest",
+    "verbs",
+    "ucx",
+    "libfabric",
+    "nvmeof",
+];
 
 /// One built-in pack, for `tripcap triggers list`.
 #[derive(Debug, Clone, PartialEq)]
@@ -202,6 +211,7 @@ fn table(name: &str) -> Option<&'static Table> {
         &verbs::VERBS,
         &ucx::UCX,
         &libfabric::LIBFABRIC,
+        &nvmeof::NVMEOF,
     ]
     .into_iter()
     .find(|t| t.name == name)
