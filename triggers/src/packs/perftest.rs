@@ -130,6 +130,7 @@ pub(super) static PERFTEST: Table = Table {
                     &[
                         "perftest/couldnt-post-recv-*",
                         "perftest/couldnt-post-send",
+                        "rdma-core/ibv_examples/couldnt-post-send",
                         "perftest/couldnt-post-send-during-warm-up-qp*",
                         "perftest/couldnt-post-send-qp-*",
                         "perftest/couldnt-post-send-scnt*",
@@ -140,6 +141,7 @@ pub(super) static PERFTEST: Table = Table {
                     r"[Pp]oll (?:on )?(?:[Ss]end |Rece?ie?ve )?CQ (?:to clean credit )?failed",
                     &[
                         "perftest/poll-cq-failed",
+                        "rdma-core/ibv_examples/poll-cq-failed",
                         "perftest/poll-on-send-cq-failed",
                         "perftest/poll-receive-cq-failed",
                         "perftest/poll-recieve-cq-failed",
@@ -158,6 +160,7 @@ pub(super) static PERFTEST: Table = Table {
                         "perftest/couldnt-request-*",
                         "perftest/failed-to-get-completion-events",
                         "perftest/failed-to-get-cq-event",
+                        "rdma-core/ibv_examples/failed-to-get-cq-event",
                         "perftest/failed-to-notify-*",
                     ],
                 ),
@@ -229,6 +232,8 @@ pub(super) static PERFTEST: Table = Table {
                     ),
                     &[
                         "perftest/failed-to-modify-qp-to-*",
+                        // rc_pingpong's wording, which perftest was forked from.
+                        "rdma-core/ibv_examples/failed-to-modify-qp-to-*",
                         "perftest/unable-to-connect-the-hcas-through-the",
                     ],
                 ),
@@ -259,6 +264,7 @@ pub(super) static PERFTEST: Table = Table {
                         "perftest/couldnt-attach-*",
                         "perftest/couldnt-close-the-file-for-the-xrc",
                         "perftest/couldnt-create-*",
+                        "rdma-core/ibv_examples/couldnt-create-cq",
                         "perftest/couldnt-destory-*",
                         "perftest/couldnt-destroy-*",
                         "perftest/couldnt-dettach-qp-to-multicast-group",
@@ -491,12 +497,17 @@ pub(super) static PERFTEST: Table = Table {
                         "perftest/error-reading-perf-event",
                         "perftest/error-when-trying-to-query-*",
                         "perftest/ib-device-not-found",
+                        "rdma-core/ibv_asyncwatch/ib-device-not-found",
+                        "rdma-core/ibv_examples/ib-device-not-found",
                         "perftest/ibv-*",
                         "perftest/if-device-exists-check-driver",
                         "perftest/internal-error-existing",
                         "perftest/link-layer-unknown",
                         "perftest/mkey-t10dif-configuration-failed-ibv-wr-complete",
                         "perftest/no-ib-devices-found",
+                        "rdma-core/examples/ud_pingpong/ok/no-ib-devices-found",
+                        "rdma-core/ibv_devinfo/no-ib-devices-found",
+                        "rdma-core/ibv_examples/no-ib-devices-found",
                         "perftest/port-state-not-active",
                         "perftest/query-dct-failed",
                     ],
@@ -598,6 +609,7 @@ pub(super) static PERFTEST: Table = Table {
                     r"Couldn't connect to (?P<peer>\S+?):(?P<port>\d+)",
                     &[
                         "perftest/couldnt-connect-to",
+                        "rdma-core/ibv_examples/couldnt-connect-to",
                     ],
                 ),
                 // The RDMA CM connection (v4.4-): every `Failed to … RDMA CM …` message.
