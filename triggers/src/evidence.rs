@@ -194,6 +194,8 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"keep-alive timer \((\d{1,12}) seconds\) expired",
         Unit::Seconds,
     ),
+    // nccl-tests/rccl-tests `-T`: the collective ran past the timeout before the test gave up.
+    (r"Test timeout \((\d{1,12})s\) \S+:-?\d+", Unit::Seconds),
 ];
 
 /// What a [`STUCK_FOR`] number counts.

@@ -1,6 +1,7 @@
-//! Built-in trigger packs: `nccl`, `pytorch` (with Gloo and the c10d store),
-//! `perftest`, `verbs` (rdma-core providers, Open MPI, verbs applications),
-//! `ucx`, `libfabric` and `nvmeof` (SPDK and the Linux NVMe-oF RDMA drivers).
+//! Built-in trigger packs: `nccl` (with nccl-tests), `pytorch` (with Gloo and the
+//! c10d store), `perftest`, `verbs` (rdma-core providers, verbs applications),
+//! `ucx`, `libfabric`, `nvmeof` (SPDK and the Linux NVMe-oF RDMA drivers) and `mpi`
+//! (Open MPI's openib BTL, bml/r2 and UCX PML).
 //!
 //! Each pack is a table of `Builtin` rows turned into [`TriggerDef`]s by
 //! [`pack`], one file per pack. **Every pattern is written from the format
@@ -72,6 +73,7 @@ use std::time::Duration;
 use crate::def::{TriggerDef, DEFAULT_COOLDOWN, DEFAULT_POST, DEFAULT_PRE};
 
 mod libfabric;
+mod mpi;
 mod nccl;
 mod nvmeof;
 mod perftest;
@@ -92,6 +94,7 @@ pub const PACK_NAMES: &[&str] = &[
     "ucx",
     "libfabric",
     "nvmeof",
+    "mpi",
 ];
 
 /// One built-in pack, for `tripcap triggers list`.
@@ -212,6 +215,7 @@ fn table(name: &str) -> Option<&'static Table> {
         &ucx::UCX,
         &libfabric::LIBFABRIC,
         &nvmeof::NVMEOF,
+        &mpi::MPI,
     ]
     .into_iter()
     .find(|t| t.name == name)

@@ -2,7 +2,8 @@
 //! (`ncclGetErrorString`) where another program prints them, and nccl-tests.
 //!
 //! Written from `triggers/formats/nccl.tsv` (every NCCL release's wording of each
-//! message). How the rows are told apart:
+//! message) and the nccl-tests/rccl-tests rows of `apps.tsv`. How the rows are told
+//! apart:
 //! - **`NCCL WARN`, not `NCCL INFO`.** NCCL prints a failure it expects and recovers
 //!   from (an optional verbs call, a probe inside `NCCL_DEBUG_NOWARN`) with the same
 //!   text under an INFO header, and texts that are generic on their own (`Call to X
@@ -585,7 +586,7 @@ pub(super) static NCCL: Table = Table {
                 r"NCCL error:",
                 r"DistBackendError",
                 r"\bnccl[A-Z]\w*Error\b",
-                r"Test NCCL failure",
+                r"(?:NCCL|CUDA|HIP|Cuda) failure \S+:-?\d+ '",
                 r"NCCL WARN",
             ],
         },
@@ -593,11 +594,32 @@ pub(super) static NCCL: Table = Table {
             name: "nccl-tests-failure",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "nccl-tests/rccl-tests stopped on a failed NCCL or CUDA call",
+            description: "nccl-tests/rccl-tests stopped on a failed NCCL or CUDA/HIP call (the failing call, then one relay line per caller), or found wrong values in a result buffer",
             example: "Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '",
             patterns: &[
-                pat(r"Test NCCL failure \S+ '(?P<error>[^']*)", &[]),
-                pat(r"pid \d+: Test failure \S+", &[]),
+                // `{host}: Test NCCL failure common.cu:958 '<result> / <last error>'`, the CUDA/HIP
+                // twin, and v1's bare `NCCL failure`/`Cuda failure` (no host).
+                pat(
+                    r"(?:Test (?:NCCL|CUDA|HIP) |NCCL |Cuda )failure \S+:-?\d+ '(?P<error>[^'\r\n]*)",
+                    &[
+                        "nccl-tests/test-nccl-failure*",
+                        "nccl-tests/test-cuda-failure",
+                        "nccl-tests/nccl-failure-v1",
+                        "nccl-tests/cuda-failure-v1",
+                        "rccl-tests/test-nccl-failure*",
+                        "rccl-tests/test-hip-failure",
+                    ],
+                ),
+                // ` .. {host} pid {pid}: Test failure common.cu:891` (` .. {host}: ` before v2.10).
+                pat(
+                    r"(?:\.\. \S+| pid -?\d+): Test failure \S+:-?\d+",
+                    &["nccl-tests/test-failure-relay-*", "rccl-tests/test-failure-relay-pid"],
+                ),
+                // Data validation (`-c 1`): `# Out of bounds values : 3 FAILED`; `: 0 OK` passes.
+                pat(
+                    r"Out of bounds values\s*: -?\d+ FAILED",
+                    &["nccl-tests/out-of-bounds-failed*", "rccl-tests/out-of-bounds-failed"],
+                ),
             ],
             unless: &[],
         },

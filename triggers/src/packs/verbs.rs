@@ -453,16 +453,122 @@ pub(super) static VERBS: Table = Table {
                 r"libfabric:\d+:",
             ],
         },
+        // Verbs applications with their own wordings (UCCL, NVSHMEM, rlib/r2, xstore,
+        // Wukong): written from their rows of `apps.tsv`. Their `poll till completion error:`,
+        // `Check failed: wc->status == IBV_WC_SUCCESS`, `got bad completion with status`
+        // and `ibv_poll_cq failed, status:` lines, and every line naming transport retry
+        // exceeded, are `verbs-retry-exceeded`'s and `verbs-completion-error`'s.
         Builtin {
-            name: "mpi-openib-unreachable",
+            name: "verbs-app-completion-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Open MPI's openib BTL could not connect two processes over verbs",
-            example: "At least one pair of MPI processes are unable to reach each other for",
+            description: "A verbs application (UCCL, NVSHMEM, rlib/r2, Wukong) got a failed work completion or could not poll its CQ or post a work request",
+            example: "[WARN chi-mi325x-pod2-098 1711891 1711891 pollOnce rdma/providers/ib_data_channel_impl.cc:203] pollOnce - channel_id: 4, CQE error, wr_id=19395, status=10 (remote access error), opcode=1, byte_len=0, vendor_err=0x7, qp_num=0x2c21, wc_flags=0x0",
             patterns: &[
-                pat(r"At least one pair of MPI processes are unable to reach each other", &[]),
-                pat(r"error exit from mca_btl_openib_proc_create", &[]),
-                pat(r"udcm_process_messages\] could not find associated endpoint", &[]),
+                // UCCL p2p (`poll_once`, later `pollOnce`), UCCL EP.
+                pat(
+                    r"poll_?[oO]nce - channel_id: -?\d+, CQE error, wr_id=-?\d+, status=(?P<status>\d+) \((?P<error>[^)\r\n]*)\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?",
+                    &["uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error"],
+                ),
+                pat(
+                    r"CQE ERROR wr_id=-?\d+ status=(?P<status>\d+)\((?P<error>[^)\r\n]*)\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?",
+                    &["uccl/ep-cqe-error", "uccl/ep-cqe-error-here-v0", "uccl/lite-ep-cqe-error-thread"],
+                ),
+                // UCCL collective: its own CHECK logger, glog's `Check failed: false`, the credit CQs.
+                pat(
+                    r"(?:CHECK failed: \((?:false|wc->status == IBV_WC_SUCCESS)\)|Check failed: false) (?:(?:RC|UC) (?:send|recv)|Ctrl|data path) CQ state error: (?P<status>\d+)(?:.*? from QP:(?P<qp>\d+))?",
+                    &[
+                        "uccl/rc-send-cq-state-error-uccl-logger",
+                        "uccl/rc-recv-cq-state-error-uccl-logger",
+                        "uccl/uc-send-cq-state-error-uccl-logger",
+                        "uccl/uc-recv-cq-state-error-uccl-logger",
+                        "uccl/ctrl-cq-state-error-uccl-logger",
+                        "uccl/ctrl-cq-ex-state-error*",
+                        "uccl/data-path-cq-state-error*",
+                    ],
+                ),
+                pat(
+                    r"(?:pacer credit|Credit) CQ state error: (?P<status>\d+)",
+                    &["uccl/pacer-credit-cq-state-error*", "uccl/credit-cq-state-error*"],
+                ),
+                pat(
+                    r"(?:poll_send_cq|poll_recv_cq|recv_acks): completion error: (?P<error>[^\r\n]+)",
+                    &["uccl/efa-*"],
+                ),
+                // `RDMA error: ` + ibv_wc_status_str(): only the status strings.
+                pat(
+                    r"RDMA error: (?P<error>local (?:length|QP operation|EE context operation|protection|access) error|Work Request Flushed Error|memory management operation error|bad response error|remote (?:invalid request|access|operation) error|(?:transport|RNR) retry counter exceeded|local RDD violation error|remote invalid RD request|operation aborted|invalid EE context (?:number|state)|fatal error|response timeout error|general error|TM (?:rendezvous )?error)",
+                    &["uccl/ep-rdma-error"],
+                ),
+                // rlib/r2 (`RDMA_ASSERT` adds `Assertion! `), Wukong.
+                pat(
+                    r"Assertion! (?:error wc status (?P<status>\d+) at|poll UD completion reply error: |wait completion error: (?P<error>[^\r\n]+))|\] post recv -?\d+; w error: |completion wasn't found in the CQ after timeout",
+                    &[
+                        "rlib/ud-error-wc-status",
+                        "rlib/ud-poll-reply-error",
+                        "r2/rc-session-wait-completion-error",
+                        "r2/ring-session-wait-completion-error",
+                        "rlib/post-recv-error",
+                        "wukong/cq-timeout",
+                    ],
+                ),
+                // NVSHMEM's IBRC/IBGDA transports and proxy.
+                pat(
+                    r"non-zero status: -?\d+ (?P<op>ibv_poll_cq|progress_send|progress_recv|check_poll|ibv_post_send) failed|exiting\.\.\. error in progress_transport|aborting due to error in progress_quiet|\[-?\d+\] got completion with err:",
+                    &[
+                        "nvshmem/ibrc-poll-cq-failed",
+                        "nvshmem/progress-*",
+                        "nvshmem/check-poll-failed",
+                        "nvshmem/ibv-post-send-failed",
+                        "nvshmem/proxy-progress-transport-exit",
+                        "nvshmem/proxy-abort-progress-quiet",
+                        "nvshmem/ibgda-cqe-err-debug",
+                    ],
+                ),
+            ],
+            unless: &[
+                // `verbs-retry-exceeded`'s (retry exceeded by name, or glog's `wc->status ==
+                // IBV_WC_SUCCESS … error: 12`) and `verbs-completion-error`'s (NVSHMEM's
+                // `ibv_poll_cq failed, status:`).
+                r"(?i)transport retry count(?:er)? exceeded",
+                r"wc->status == IBV_WC_SUCCESS.*? error: 12\b",
+                r"ibv_poll_cq failed, status: \d",
+            ],
+        },
+        Builtin {
+            name: "verbs-app-setup-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "A verbs application (Wukong, rlib/rlibv2, xstore, NVSHMEM) could not open the device, create a CQ or address handle, bring a QP to INIT/RTR/RTS or connect it to its peer",
+            example: "[librdma] qp: Failed to modify RC to RTR state, No such device or address",
+            patterns: &[
+                pat(
+                    r"\[librdma\] (?:qp)?: Failed to (?:modify (?:RC|UC|UD) to (?:INIT|RTR|RTS) state|create cq|open device)",
+                    &["wukong/modify-*", "wukong/create-cq-failed", "wukong/open-device-failed"],
+                ),
+                pat(
+                    r"QP connect fail!, val -?\d+|\] (?:change qp status to ready to (?:receive|send) error|create (?:cq|address handler) error): ",
+                    &[
+                        "wukong/qp-connect-fail",
+                        "rlib/qp-rtr-error",
+                        "rlib/qp-rts-error",
+                        "rlib/create-cq-error",
+                        "rlib/create-ah-error",
+                    ],
+                ),
+                pat(
+                    r"\] (?:failed to bring QP to init: |CM create error with: )|Assertion! (?:a QP should be Ok to send, current status: |cm connect to server timeout|conn failed at thread:)",
+                    &[
+                        "rlibv2/qp-init-failed",
+                        "rlibv2/cm-create-error",
+                        "rlibv2/rc-not-ok-to-send",
+                        "xstore/ycsb-*",
+                    ],
+                ),
+                pat(
+                    r"non-zero status: -?\d+ (?P<op>ep_connect|ibv_modify_qp) failed",
+                    &["nvshmem/ep-connect-failed", "nvshmem/ibv-modify-qp-failed"],
+                ),
             ],
             unless: &[],
         },

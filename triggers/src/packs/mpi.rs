@@ -1,0 +1,255 @@
+//! The `mpi` pack: Open MPI over verbs and UCX.
+//!
+//! Written from the `ompi/` rows of `triggers/formats/apps.tsv`: the openib BTL (v1.x–v4.1;
+//! removed in v5.0) and its connection managers (udcm, rdmacm), bml/r2, the help texts
+//! `opal_show_help` prints for them (one row per distinctive printed line, since every line
+//! of a help message is a log line of its own) and orte's aggregation of repeated help
+//! messages, and the UCX PML/OSC `Error:` lines. How the rows are told apart:
+//! - **Retry exceeded apart.** `status number 12` (`RETRY EXCEEDED ERROR`) and the
+//!   `pp retry exceeded` help text keep the longer window; the receiver-not-ready (RNR)
+//!   variants are completion errors like the others.
+//! - **Help texts by their first distinctive lines.** The frame (`-----`), `Local host:`,
+//!   `Peer host:` and `You may need to consult with your system administrator` are shared
+//!   by warnings and errors alike (`ok` rows), so only lines that name the failure fire.
+//! - **`Warning:` is not `Error:`.** The UCX PML prints configuration warnings (old UCX,
+//!   no `MPI_THREAD_MULTIPLE`, `VM_UNMAP`) with the same header.
+
+use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+
+/// Open MPI: the openib BTL and its connection managers, bml/r2, the UCX PML/OSC.
+pub(super) static MPI: Table = Table {
+    name: "mpi",
+    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors",
+    rows: &[
+        Builtin {
+            name: "mpi-openib-retry-exceeded",
+            class: "rdma_verbs_error",
+            pre_s: RETRY_PRE,
+            description: "Open MPI's openib BTL got a work completion with status 12 (RETRY EXCEEDED ERROR): the peer stopped ACKing ~30 s earlier",
+            example: "[[12065,1],23][btl_openib_component.c:2948:handle_wc] from compute-0-0.local to: compute-0-7 error polling LP CQ with status RETRY EXCEEDED ERROR status number 12 for wr_id 396116864 opcode 0  vendor error 129 qp_idx 1",
+            patterns: &[
+                pat(
+                    r"error polling [LH]P CQ with status (?P<error>.*?) status number (?P<status>12) for wr_id \S+ opcode -?\d+(?: +vendor error (?P<vendor_err>-?\d+))?",
+                    &[
+                        "ompi/openib/error-polling-lp-cq-status",
+                        "ompi/openib/error-polling-hp-cq-status",
+                        "ompi/openib/error-polling-cq-retry-exceeded",
+                        "ompi/openib/error-polling-cq-status-nopeer",
+                    ],
+                ),
+                // help-mpi-btl-openib.txt [pp retry exceeded].
+                pat(
+                    r#"The InfiniBand retry count between two MPI processes has been|exceeded\. +"Retry count" is defined in the InfiniBand spec|InfiniBand fabric itself\. +You should note the hosts on which this"#,
+                    &["ompi/openib/help-pp-retry-exceeded-*"],
+                ),
+                pat(
+                    r"more process(?:es have| has) sent help message help-mpi-btl-openib\.txt / pp retry exceeded",
+                    &["ompi/orte/help-aggregate-pp-retry-exceeded*"],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "mpi-openib-completion-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Open MPI's openib BTL got a failed work completion (flush, RNR retry exceeded, protection…), could not poll its CQ or post a work request, or lost track of a queue",
+            example: "[[56157,8],1][btl_openib_component.c:2951:handle_wc] from svbu-mpi042 to: svbu-mpi042 error polling HP CQ with status WORK REQUEST FLUSHED ERROR status number 5 for wr_id 12750656 opcode 0  vendor error 249 qp_idx 0",
+            patterns: &[
+                pat(
+                    r"error polling [LH]P CQ with status (?P<error>.*?) status number (?P<status>\d+) for wr_id \S+ opcode -?\d+(?: +vendor error (?P<vendor_err>-?\d+))?",
+                    &[
+                        "ompi/openib/error-polling-lp-cq-status",
+                        "ompi/openib/error-polling-hp-cq-status",
+                        "ompi/openib/error-polling-cq-status-nopeer",
+                        "ompi/openib/error-polling-cq-flush",
+                    ],
+                ),
+                pat(
+                    r"\] (?:error polling .+? with -?\d+ errno says|error polling CQ returned -?\d+|Unhandled work completion opcode is|Failed to get CQ event with error|Couldn't request CQ notification with error|Eager RDMA wrong SEQ: received)",
+                    &[
+                        "ompi/openib/error-polling-cq-ne",
+                        "ompi/openib/sl-poll-cq",
+                        "ompi/openib/unhandled-wc-opcode",
+                        "ompi/openib/cq-event-failed",
+                        "ompi/openib/cq-notify-failed",
+                        "ompi/openib/eager-rdma-wrong-seq",
+                    ],
+                ),
+                pat(
+                    r"\] (?:error posting (?:send request (?:error -?\d+: |errno -?\d+ says)|receive descriptors to shared receive queue)|error -?\d+ posting receive on qp -?\d+|Error sending RDMA buffer: |Failed to ibv_query_qp, qp num: (?P<qp>\d+))",
+                    &[
+                        "ompi/openib/post-send-error",
+                        "ompi/openib/post-send-errno",
+                        "ompi/openib/srq-post-recv-failed",
+                        "ompi/openib/post-recv-qp",
+                        "ompi/openib/send-rdma-buffer",
+                        "ompi/openib/query-qp-failed",
+                    ],
+                ),
+                pat(
+                    r"Open MPI tried to access a shared receive queue \(SRQ\) on the device",
+                    &["ompi/openib/srq-not-found"],
+                ),
+                // help-mpi-btl-openib.txt [pp rnr retry exceeded], [srq rnr retry exceeded].
+                pat(
+                    r#"The OpenFabrics "receiver not ready" retry count on a (?:per-peer|shared receive)|connection between two MPI processes has been exceeded\. +In general,|queue or XRC receive queue has been exceeded\. +This error can occur if"#,
+                    &["ompi/openib/help-pp-rnr-retry-exceeded-*", "ompi/openib/help-srq-rnr-retry-exceeded-*"],
+                ),
+                pat(
+                    r"more process(?:es have| has) sent help message help-mpi-btl-openib\.txt / (?:pp|srq) rnr retry exceeded",
+                    &[
+                        "ompi/orte/help-aggregate-pp-rnr-retry-exceeded",
+                        "ompi/orte/help-aggregate-srq-rnr-retry-exceeded",
+                    ],
+                ),
+            ],
+            unless: &[r"error polling [LH]P CQ with status .*? status number 12 for wr_id"],
+        },
+        Builtin {
+            name: "mpi-openib-fatal-event",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Open MPI's openib BTL got an IB async error event (port error, QP/CQ/SRQ fatal, device removal) or could not read one",
+            example: "The OpenFabrics stack has reported a network error event.  Open MPI",
+            patterns: &[
+                // help-mpi-btl-openib.txt [of error event], [of unknown event].
+                pat(
+                    r"Error number: +-?\d+ \((?P<event>IBV_EVENT_\w+)",
+                    &["ompi/openib/help-of-error-event-errno", "ompi/openib/help-of-error-event-port-err"],
+                ),
+                pat(
+                    r"The OpenFabrics stack has reported (?:a|an unknown) network error event|This error may indicate connectivity problems within the fabric;",
+                    &[
+                        "ompi/openib/help-of-error-event-1",
+                        "ompi/openib/help-of-unknown-event-1",
+                        "ompi/openib/help-of-error-event-connectivity",
+                    ],
+                ),
+                pat(
+                    r"more process(?:es have| has) sent help message help-mpi-btl-openib\.txt / of (?:error|unknown) event",
+                    &["ompi/orte/help-aggregate-of-error-event"],
+                ),
+                pat(
+                    r"The RDMA CM returned that the device Open MPI was trying to use has|\] Failed to get async event|Failed to request limit event for srq on ",
+                    &[
+                        "ompi/openib/help-rdmacm-device-removal-1",
+                        "ompi/openib/async-event-failed",
+                        "ompi/openib/srq-limit-event-failed",
+                    ],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "mpi-openib-unreachable",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Open MPI could not connect two processes over verbs: bml/r2 found no BTL to the peer, or the openib BTL's connection setup (udcm, rdmacm, QP creation and state changes, SA path query) failed",
+            example: "At least one pair of MPI processes are unable to reach each other for",
+            patterns: &[
+                // help-mca-bml-r2.txt [unreachable proc].
+                pat(
+                    r"At least one pair of MPI processes are unable to reach each other|MPI communications\. +This means that no Open MPI device has indicated|each other\. +This error can sometimes be the result of forgetting to",
+                    &["ompi/bml-r2/help-unreachable-proc-*"],
+                ),
+                pat(
+                    r"more process(?:es have| has) sent help message (?:help-mca-bml-r2\.txt / unreachable proc|help-mpi-btl-openib-cpc-rdmacm\.txt / rdma cm event error)",
+                    &[
+                        "ompi/orte/help-aggregate-unreachable-proc",
+                        "ompi/orte/help-aggregate-rdma-cm-event-error",
+                    ],
+                ),
+                pat(
+                    r"error exit from mca_btl_openib_proc_create",
+                    &["ompi/openib/proc-create-error-exit*"],
+                ),
+                // udcm and rdmacm looking up the peer of a connection request.
+                pat(
+                    r"\] (?:could not (?:find (?:associated endpoint\.|endpoint with port: (?P<port>\d+)|endpoint for peer )|get proc associated with remote peer|initialize cpc data for endpoint)|Cannot find endpoint\.|Invalid endpoint status -?\d+|Failed to connect pending endpoint)",
+                    &[
+                        "ompi/openib/udcm-no-*",
+                        "ompi/openib/udcm-init-cpc-data",
+                        "ompi/openib/udcm-invalid-endpoint-status",
+                        "ompi/openib/rdmacm-no-*",
+                        "ompi/openib/rdmacm-cannot-find-endpoint",
+                        "ompi/openib/connect-pending-failed",
+                    ],
+                ),
+                // udcm: its UD messages and the QP state changes it drives.
+                pat(
+                    r"\] (?:send failed with verbs status (?P<status>\d+)|recv work request for buffer -?\d+ failed, code = (?P<retcode>-?\d+)|(?:Error sending|error sending xrc) connect request, error code -?\d+|error modify?ing (?:qp|QP)(?: 0x[0-9a-fA-F]+)? to (?:INIT|RTR|RTS) errno says|Error modifying (?:XRC recv )?QP\[[0-9a-fA-F]+\] to IBV_QPS_(?:INIT|RTR|RTS),? errno says)|too many retries sending message to 0x[0-9a-fA-F]+:0x[0-9a-fA-F]+, giving up",
+                    &[
+                        "ompi/openib/udcm-send-failed-status",
+                        "ompi/openib/udcm-recv-wr-failed",
+                        "ompi/openib/udcm-connect-request-error",
+                        "ompi/openib/udcm-xrc-connect-request-error",
+                        "ompi/openib/udcm-qp*",
+                        "ompi/openib/udcm-xrc-recv-qp-rtr",
+                        "ompi/openib/udcm-too-many-retries",
+                    ],
+                ),
+                pat(
+                    r"\] (?:Unknown RDMA CM error event_handler: |rdma_connect Failed with -?\d+|Failed to resolve the (?:remote address|route) with -?\d+|rdma_accept error -?\d+|rdma_reject failed -?\d+|rdma_get_cm_event error -?\d+|rdmacm_setup_qp error -?\d+|Failed to create qp with -?\d+|rdmacm_client_connect_one error \(real QP|No response from SA after -?\d+ retries)",
+                    &[
+                        "ompi/openib/rdmacm-unknown-event",
+                        "ompi/openib/rdmacm-connect-failed",
+                        "ompi/openib/rdmacm-resolve-*",
+                        "ompi/openib/rdmacm-accept",
+                        "ompi/openib/rdmacm-reject",
+                        "ompi/openib/rdmacm-get-event",
+                        "ompi/openib/rdmacm-setup-qp",
+                        "ompi/openib/rdmacm-create-qp",
+                        "ompi/openib/rdmacm-client-connect-one",
+                        "ompi/openib/sl-no-sa-response",
+                    ],
+                ),
+                // help-mpi-btl-openib-cpc-rdmacm.txt, help-mpi-btl-openib.txt.
+                pat(
+                    r"The RDMA CM returned an event error while attempting to make a|The OpenFabrics device in an MPI process received an RDMA CM connect|A process failed to create a queue pair\. This usually means either|The Open MPI receive queue configuration for the OpenFabrics devices|specific nodes were unable to communicate with each other\. +This",
+                    &[
+                        "ompi/openib/help-rdmacm-event-error-1",
+                        "ompi/openib/help-rdmacm-no-matching-endpoint-1",
+                        "ompi/openib/help-create-qp-failed-1",
+                        "ompi/openib/help-unsupported-queues-config-*",
+                    ],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "mpi-ucx-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Open MPI's UCX PML/OSC could not create, resolve or disconnect an endpoint to a rank, or a UCX send/receive failed",
+            example: "[n097:127549] pml_ucx.c:421  Error: ucp_ep_create(proc=108) failed: Destination is unreachable",
+            patterns: &[
+                pat(
+                    r"Error: (?:ucp_ep_create\(proc=|Failed to (?:resolve UCX endpoint|get ep) for rank |Failed to connect to proc: )(?P<rank>-?\d+)(?:.*?failed: (?P<error>[^\r\n]+))?",
+                    &[
+                        "ompi/pml-ucx/ep-create-failed*",
+                        "ompi/pml-ucx/resolve-endpoint-failed*",
+                        "ompi/pml-ucx/get-ep-failed-v3",
+                        "ompi/pml-ucx/connect-to-proc-failed-v3",
+                    ],
+                ),
+                pat(
+                    r"Error: (?:ucx (?:send|recv|bsend|msg recv) failed|mca_pml_ucx_send_nbr failed|ucp_disconnect_nb\(-?\d+\) failed|disconnect request failed|Failed to receive UCX worker address): (?P<error>[^\r\n]+)|Error: Open MPI couldn't distribute EP connection details",
+                    &[
+                        "ompi/pml-ucx/send-failed*",
+                        "ompi/pml-ucx/recv-failed*",
+                        "ompi/pml-ucx/bsend-failed*",
+                        "ompi/pml-ucx/msg-recv-failed*",
+                        "ompi/pml-ucx/persistent-send-failed*",
+                        "ompi/pml-ucx/send-nbr-failed",
+                        "ompi/common-ucx/disconnect-failed*",
+                        "ompi/pml-ucx/disconnect-*",
+                        "ompi/pml-ucx/recv-worker-address-failed*",
+                        "ompi/pml-ucx/distribute-ep-details*",
+                    ],
+                ),
+            ],
+            unless: &[],
+        },
+    ],
+};
