@@ -591,6 +591,20 @@ pub(super) static NCCL: Table = Table {
             ],
         },
         Builtin {
+            name: "nccl-tests-timeout",
+            class: "nccl_timeout",
+            pre_s: PRE,
+            description: "nccl-tests/rccl-tests gave up on a collective after its `-T` timeout (the window is back-dated by it)",
+            // No printed line of this wording is published: the format string instantiated
+            // (tests/corpus.rs, NO_PUBLISHED_LINE).
+            example: "gpu-node-017: Test timeout (1800s) common.cu:1180",
+            patterns: &[pat(
+                r"Test timeout \((?P<stuck_s>\d+)s\) \S+:-?\d+",
+                &["nccl-tests/test-timeout", "rccl-tests/test-timeout"],
+            )],
+            unless: &[],
+        },
+        Builtin {
             name: "nccl-tests-failure",
             class: "nccl_system_error",
             pre_s: PRE,

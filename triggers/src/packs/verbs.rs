@@ -27,9 +27,9 @@ pub(super) static VERBS: Table = Table {
                         "rdma-core/ibv_examples/work-completion-error",
                     ],
                 ),
-                pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &[]),
-                pat(r"(?i)transport retry count(?:er)? exceeded", &[]),
-                pat(r"wc->status == IBV_WC_SUCCESS.*? error: (?P<status>12)\b", &[]),
+                pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &["uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread"]),
+                pat(r"(?i)transport retry count(?:er)? exceeded", &["rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*"]),
+                pat(r"wc->status == IBV_WC_SUCCESS.*? error: (?P<status>12)\b", &["uccl/rc-send-cq-state-error*", "uccl/rc-recv-cq-state-error*", "uccl/uc-send-cq-state-error*", "uccl/uc-recv-cq-state-error*", "uccl/ctrl-cq-state-error*"]),
                 // Gloo ibverbs: `wc->status == IBV_WC_SUCCESS. 12 vs 0. Send for slot 0: …`.
                 pat(
                     r"IBV_WC_SUCCESS\. (?P<status>12) vs 0\.|IBV_WC_SUCCESS\. -?\d+ vs 0\. (?:Send|Recv|Memory region (?:send|recv)) for slot -?\d+: transport retry counter exceeded",
@@ -127,10 +127,10 @@ pub(super) static VERBS: Table = Table {
                         "rdma-core/qedr/qelr-async-event-not-implemented-yet-cq",
                     ],
                 ),
-                pat(r"ibv_poll_cq failed, status: (?P<status>\d+)", &[]),
-                pat(r"poll till completion error: (?P<status>\d+)(?: (?P<error>[a-z]+(?: [a-z]+)*))?", &[]),
-                pat(r"Check failed: wc->status == IBV_WC_SUCCESS(?:.*? error: (?P<status>\d+))?", &[]),
-                pat(r"got bad completion with status: (?P<status>0x[0-9a-fA-F]+|\d+)", &[]),
+                pat(r"ibv_poll_cq failed, status: (?P<status>\d+)", &["nvshmem/ibrc-poll-cq-wc-status"]),
+                pat(r"poll till completion error: (?P<status>\d+)(?: (?P<error>[a-z]+(?: [a-z]+)*))?", &["rlib/poll-till-completion-error", "r2/single-op-*", "rlibv2/poll-till-completion-error"]),
+                pat(r"Check failed: wc->status == IBV_WC_SUCCESS(?:.*? error: (?P<status>\d+))?", &["uccl/rc-send-cq-state-error", "uccl/rc-send-cq-state-error-v0", "uccl/rc-recv-cq-state-error", "uccl/uc-send-cq-state-error", "uccl/uc-recv-cq-state-error", "uccl/ctrl-cq-state-error"]),
+                pat(r"got bad completion with status: (?P<status>0x[0-9a-fA-F]+|\d+)", &["wukong/bad-completion-qp", "wukong/bad-completion"]),
                 // Gloo's ibverbs transport: the failed completion, the exception that carries it
                 // out of the completion handler, and a failed post.
                 pat(
@@ -458,6 +458,20 @@ pub(super) static VERBS: Table = Table {
         // `Check failed: wc->status == IBV_WC_SUCCESS`, `got bad completion with status`
         // and `ibv_poll_cq failed, status:` lines, and every line naming transport retry
         // exceeded, are `verbs-retry-exceeded`'s and `verbs-completion-error`'s.
+        Builtin {
+            name: "nvshmem-gpu-timeout",
+            class: "other_hang",
+            pre_s: PRE,
+            description: "NVSHMEM's proxy thread was told by a GPU thread that an operation timed out",
+            // No printed line of this wording is published: the format string instantiated
+            // (tests/corpus.rs, NO_PUBLISHED_LINE).
+            example: "src/host/proxy/proxy.cpp:progress_channels:1020: received timeout signal from GPU thread(s) in nvshmem_quiet",
+            patterns: &[pat(
+                r"received timeout signal from GPU thread\(s\) in (?P<op>\S+)",
+                &["nvshmem/proxy-gpu-timeout"],
+            )],
+            unless: &[],
+        },
         Builtin {
             name: "verbs-app-completion-error",
             class: "rdma_verbs_error",
