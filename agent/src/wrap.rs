@@ -52,8 +52,6 @@ use crate::recorder::Firing;
 
 /// Lines waiting to be matched at most; beyond, lines are passed through unmatched.
 pub const LINE_QUEUE: usize = 4096;
-/// How long the agent may take to fail at start before the job is started anyway.
-pub const STARTUP_GRACE: Duration = Duration::from_millis(250);
 /// How long after the child exits its pipes are still read (a grandchild may hold them).
 pub const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 
@@ -112,20 +110,29 @@ pub async fn run(
     config.check()?;
     let max_line = usize::try_from(config.logs.max_line_bytes).unwrap_or(usize::MAX);
 
-    // The agent starts first: if it cannot capture, it says so (once) within
-    // STARTUP_GRACE, and the job's lines are then only logged.
+    // The agent starts first, and the job once it has started or given up: if it
+    // cannot capture, it says so (once), and the job's lines are then only logged.
+    // (Handing lines to an agent that then fails to start would lose them.)
     let shutdown = CancellationToken::new();
     let stop_lingering = CancellationToken::new();
     if linger {
         opts.linger = Some(stop_lingering.clone());
     }
     let (agent_tx, agent_rx) = channel::<LogLine>(1024);
-    let mut agent = spawn_agent(config, opts, agent_rx, shutdown.clone(), shown.clone());
-    let early = tokio::time::timeout(STARTUP_GRACE, &mut agent).await.ok();
-    let agent_tx = if early.is_none() {
-        Some(agent_tx)
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+    let mut agent = spawn_agent(
+        config,
+        opts,
+        agent_rx,
+        shutdown.clone(),
+        shown.clone(),
+        started_tx,
+    );
+    let started = started_rx.await.unwrap_or(false);
+    let (early, agent_tx) = if started {
+        (None, Some(agent_tx))
     } else {
-        None
+        (Some((&mut agent).await), None)
     };
 
     let (mut child, pid) = start_job(program, args, &shown)?;
@@ -152,6 +159,7 @@ fn spawn_agent(
     lines: tokio::sync::mpsc::Receiver<LogLine>,
     shutdown: CancellationToken,
     shown: String,
+    started: tokio::sync::oneshot::Sender<bool>,
 ) -> AgentTask {
     tokio::spawn(async move {
         let (captures, mut written) = tokio::sync::mpsc::unbounded_channel();
@@ -168,6 +176,8 @@ fn spawn_agent(
             .outcomes(captures)
             .start(shutdown)
             .await;
+        // The receiver is gone only if wrap itself is: nothing to tell.
+        let _ = started.send(agent.is_ok());
         let r: AgentResult = match agent {
             Ok(agent) => Ok(agent.run().await),
             Err(e) => Err(e),
