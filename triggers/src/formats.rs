@@ -34,6 +34,7 @@ const TABLES: &[(&str, &str)] = &[
         include_str!("../formats/verbs_perftest_nvmeof.tsv"),
     ),
     ("apps.tsv", include_str!("../formats/apps.tsv")),
+    ("nccl_ofi.tsv", include_str!("../formats/nccl_ofi.tsv")),
 ];
 
 /// The header every table starts with.

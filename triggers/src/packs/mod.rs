@@ -75,6 +75,7 @@ use crate::def::{TriggerDef, DEFAULT_COOLDOWN, DEFAULT_POST, DEFAULT_PRE};
 mod libfabric;
 mod mpi;
 mod nccl;
+mod nccl_ofi;
 mod nvmeof;
 mod perftest;
 mod pytorch;
@@ -95,6 +96,7 @@ pub const PACK_NAMES: &[&str] = &[
     "libfabric",
     "nvmeof",
     "mpi",
+    "nccl-ofi",
 ];
 
 /// One built-in pack, for `tripcap triggers list`.
@@ -216,6 +218,7 @@ fn table(name: &str) -> Option<&'static Table> {
         &libfabric::LIBFABRIC,
         &nvmeof::NVMEOF,
         &mpi::MPI,
+        &nccl_ofi::NCCL_OFI,
     ]
     .into_iter()
     .find(|t| t.name == name)
