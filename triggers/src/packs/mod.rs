@@ -1,7 +1,8 @@
 //! Built-in trigger packs: `nccl` (with nccl-tests), `pytorch` (with Gloo and the
 //! c10d store), `perftest`, `verbs` (rdma-core providers, verbs applications),
-//! `ucx`, `libfabric`, `nvmeof` (SPDK and the Linux NVMe-oF RDMA drivers) and `mpi`
-//! (Open MPI's openib BTL, bml/r2 and UCX PML).
+//! `ucx`, `libfabric`, `nvmeof` (SPDK and the Linux NVMe-oF RDMA drivers), `mpi`
+//! (Open MPI's openib BTL, bml/r2 and UCX PML) and `nccl-ofi` (the NCCL OFI net
+//! plugin, aws-ofi-nccl).
 //!
 //! Each pack is a table of `Builtin` rows turned into [`TriggerDef`]s by
 //! [`pack`], one file per pack. **Every pattern is written from the format

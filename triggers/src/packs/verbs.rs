@@ -47,6 +47,8 @@ pub(super) static VERBS: Table = Table {
                 super::libfabric::RETRY,
                 // NCCL >= 2.28.7 prints the status name: the nccl pack's line.
                 r"Got completion from peer ",
+                // The NCCL OFI plugin's completion lines: the nccl-ofi pack's.
+                r"NET/OFI ",
                 // perftest >= 26.01 prints the status name: the perftest pack's line.
                 r"Failed status-[^(]*\(\d+\): ",
                 // NVMe-oF's (SPDK, Linux nvme-rdma/nvmet-rdma) belong to the nvmeof pack.
