@@ -105,12 +105,23 @@ pub fn cites(cite: &str, id: &str) -> bool {
     }
 }
 
+/// Row index by id, for exact citations (the packs cite a few thousand rows, and every
+/// agent start turns the citations into sources).
+static BY_ID: LazyLock<std::collections::HashMap<&'static str, &'static Format>> =
+    LazyLock::new(|| all().unwrap_or_default().iter().map(|f| (f.id, f)).collect());
+
 /// The rows citation `cite` names (see [`cites`]).
-pub fn cited(cite: &str) -> impl Iterator<Item = &'static Format> + '_ {
-    all()
-        .unwrap_or_default()
-        .iter()
-        .filter(move |f| cites(cite, f.id))
+pub fn cited(cite: &str) -> Box<dyn Iterator<Item = &'static Format> + '_> {
+    if cite.ends_with('*') {
+        Box::new(
+            all()
+                .unwrap_or_default()
+                .iter()
+                .filter(move |f| cites(cite, f.id)),
+        )
+    } else {
+        Box::new(BY_ID.get(cite).copied().into_iter())
+    }
 }
 
 /// "project file (versions, versions…)" for the rows cited by `ids`, grouped by project and file,
