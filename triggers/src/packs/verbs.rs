@@ -639,10 +639,11 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(
-                    r"(?P<op>\w+)\(0x[0-9a-fA-F]+\) (?:Async, )?timeout\. Will cause a leak of a command resource",
+                    r"(?P<op>\w+)\(0x[0-9a-fA-F]+\) (?:(?:Async, )?timeout\. Will cause a leak of a command resource|No done completion)",
                     &[
                         "linux-rdma/mlx5_core/cmd/wait-func-timeout",
                         "linux-rdma/mlx5_core/cmd/cb-timeout-*",
+                        "linux-rdma/mlx5_core/cmd/no-done-completion",
                     ],
                 ),
                 pat(
