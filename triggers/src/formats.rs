@@ -35,6 +35,10 @@ const TABLES: &[(&str, &str)] = &[
     ),
     ("apps.tsv", include_str!("../formats/apps.tsv")),
     ("nccl_ofi.tsv", include_str!("../formats/nccl_ofi.tsv")),
+    (
+        "kernel_rdma.tsv",
+        include_str!("../formats/kernel_rdma.tsv"),
+    ),
 ];
 
 /// The header every table starts with.

@@ -28,7 +28,7 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &["uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread"]),
-                pat(r"(?i)transport retry count(?:er)? exceeded", &["rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*"]),
+                pat(r"(?i)transport retry count(?:er)? exceeded", &["rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error"]),
                 pat(r"wc->status == IBV_WC_SUCCESS.*? error: (?P<status>12)\b", &["uccl/rc-send-cq-state-error*", "uccl/rc-recv-cq-state-error*", "uccl/uc-send-cq-state-error*", "uccl/uc-recv-cq-state-error*", "uccl/ctrl-cq-state-error*"]),
                 // Gloo ibverbs: `wc->status == IBV_WC_SUCCESS. 12 vs 0. Send for slot 0: …`.
                 pat(
@@ -584,6 +584,71 @@ pub(super) static VERBS: Table = Table {
                 pat(
                     r"non-zero status: -?\d+ (?P<op>ep_connect|ibv_modify_qp) failed",
                     &["nvshmem/ep-connect-failed", "nvshmem/ibv-modify-qp-failed"],
+                ),
+            ],
+            unless: &[],
+        },
+        // The Linux kernel's RDMA drivers (dmesg / kern.log): written from the rows of
+        // `kernel_rdma.tsv`. A `WC error: 12, Message: transport retry counter exceeded`
+        // line is `verbs-retry-exceeded`'s.
+        Builtin {
+            name: "kernel-rdma-cqe-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "The kernel mlx5 RDMA driver (mlx5_ib) polled an error CQE: requestor/responder error CQE, its syndrome and vendor syndrome, the CQE dump or a signature error",
+            example: "[15601.662158] infiniband rocep33s0f0: mlx5_poll_one:530:(pid 0): syndrome 0x5, vendor syndrome 0xf9",
+            patterns: &[
+                pat(
+                    r"infiniband (?P<hca>[\w.-]+): \w+:-?\d+:\(pid -?\d+\): syndrome (?P<syndrome>0x[0-9a-fA-F]+), vendor syndrome (?P<vendor_err>0x[0-9a-fA-F]+)",
+                    &["linux-rdma/mlx5_ib/cq/syndrome-vendor-syndrome"],
+                ),
+                pat(
+                    r"(?:Requestor|Responder) error cqe on cqn 0x[0-9a-fA-F]+:",
+                    &["linux-rdma/mlx5_ib/cq/error-cqe-on-cqn-*"],
+                ),
+                pat(
+                    r"\(pid -?\d+\): (?:dump error cqe\b|WC error: (?P<status>\d+), Message: )",
+                    &["linux-rdma/mlx5_ib/cq/dump-error-cqe", "linux-rdma/mlx5_ib/cq/wc-error"],
+                ),
+                pat(
+                    r"CQN: 0x[0-9a-fA-F]+ Got SIGERR on key: 0x",
+                    &["linux-rdma/mlx5_ib/cq/sigerr"],
+                ),
+            ],
+            unless: &[
+                // `verbs-retry-exceeded`'s.
+                r"(?i)transport retry count(?:er)? exceeded",
+            ],
+        },
+        Builtin {
+            name: "kernel-rdma-device-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "The kernel RDMA device driver reported the adapter unhealthy or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, or an EFA admin command failure",
+            example: "b1360: [14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource",
+            patterns: &[
+                pat(
+                    r"\(pid -?\d+\): (?:device's health compromised - reached miss count|Fatal error (?P<error>\d+) detected|synd (?P<syndrome>0x[0-9a-fA-F]+): |Health issue observed, (?P<event>[^,]*), severity\(|PCI slot is unavailable|health recovery (?:failed|flow aborted, PCI reads still not working))",
+                    &[
+                        "linux-rdma/mlx5_core/health/health-compromised",
+                        "linux-rdma/mlx5_core/health/fatal-error-detected",
+                        "linux-rdma/mlx5_core/health/synd",
+                        "linux-rdma/mlx5_core/health/health-issue-observed",
+                        "linux-rdma/mlx5_core/health/pci-slot-unavailable",
+                        "linux-rdma/mlx5_core/health/recovery-*",
+                    ],
+                ),
+                pat(
+                    r"(?P<op>\w+)\(0x[0-9a-fA-F]+\) (?:(?:Async, )?timeout\. Will cause a leak of a command resource|No done completion)",
+                    &[
+                        "linux-rdma/mlx5_core/cmd/wait-func-timeout",
+                        "linux-rdma/mlx5_core/cmd/cb-timeout-*",
+                        "linux-rdma/mlx5_core/cmd/no-done-completion",
+                    ],
+                ),
+                pat(
+                    r"Failed to (?:process|submit) command .+? \(opcode \d+\)(?: comp_status -?\d+)? err (?P<error>-?\d+)|Failed to register mr \[(?P<retcode>-?\d+)\]",
+                    &["linux-rdma/efa/efa_com/*", "linux-rdma/efa/efa_com_cmd/failed-to-register-mr"],
                 ),
             ],
             unless: &[],
