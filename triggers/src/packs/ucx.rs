@@ -2,7 +2,7 @@
 
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
-// The three retry wordings are `pub(super)`: the `verbs` pack's generic retry pattern must
+// The retry wordings are `pub(super)`: the `verbs` pack's generic retry pattern must
 // veto these lines, and `ucx-completion-error` does.
 
 /// mlx5 CQE error (`ib_mlx5_log.c`, v1.6+): transport or RNR retry count exceeded.
@@ -11,6 +11,8 @@ pub(super) const RETRY_MLX5: &str = r"(?P<error>(?:Transport|Receive-no-ready) r
 pub(super) const RETRY_QP: &str = r"Error on (?:(?P<hca>[\w.-]+):(?P<port>\d+) )?QP (?P<qp>0x[0-9a-fA-F]+) wqe\[-?\d+\]: (?P<error>(?:Transport|Receive-no-ready) retry count exceeded)";
 /// rc/dc/ud verbs and `ib_iface` completion messages with a retry-exceeded status.
 pub(super) const RETRY_WC: &str = r"(?i)(?:send|receive) completion(?:\[-?\d+\]| \(wr_id=0x[0-9a-f]+)? with error(?: on (?:qp (?P<qp>0x[0-9a-f]+)|xrq|(?P<hca>[\w.-]+)/\S+?))?: (?P<error>(?:transport|rnr) retry counter exceeded)";
+/// The UMR completion poll (`ib_mlx5dv_md.c`, v1.18+) with a retry-exceeded status.
+pub(super) const RETRY_UMR: &str = r"(?P<hca>[\w.-]+): ibv_poll_cq\(UMR CQ, [^,]*, UMR mkey \S+ index 0x[0-9a-fA-F]+\) returned (?P<retcode>-?\d+), status: (?P<error>(?i:transport|rnr) retry counter exceeded)";
 
 /// UCX (`uct/ib`, `ucp`): completion errors, endpoint failures and verbs setup failures
 /// as UCX logs them (`triggers/formats/ucx_libfabric.tsv`, `ucx/…` rows).
@@ -45,6 +47,7 @@ pub(super) static UCX: Table = Table {
                         "ucx/ud_verbs/send-completion-wr-id-with-error",
                     ],
                 ),
+                pat(RETRY_UMR, &["ucx/mlx5dv_md/umr-poll-cq-returned-status"]),
             ],
             unless: &[],
         },
@@ -140,7 +143,7 @@ pub(super) static UCX: Table = Table {
             name: "ucx-endpoint-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "UCX: an endpoint failed (timeout, unreachable peer, keepalive, rdmacm error event) and the application installed no error handler, or wireup found no transport to the peer",
+            description: "UCX: an endpoint failed (timeout, unreachable peer, keepalive, rdmacm error event) and the application installed no error handler, wireup found no transport to the peer, or a flush failed",
             example: "[1701292112.836497] [a670n1:162239:0]          ucp_ep.c:1508 UCX  DIAG  ep 0x7f1eac0b5108: error 'Input/output error' on rc_mlx5/mlx5_0:1 will not be handled since no error callback is installed",
             patterns: &[
                 pat(
@@ -178,6 +181,8 @@ pub(super) static UCX: Table = Table {
                     &["ucx/ib_device/ibv-create-ah-failed-*"],
                 ),
                 pat(r"\bno [\w -]+ transport to .+?: ", &["ucx/ucp_wireup/no-transport-to"]),
+                // ucp flush: v1.8–v1.9 bare, v1.10+ `req %p: ` (v1.10–v1.13 add the comp count).
+                pat(r"\berror during flush: (?P<error>[^,\r\n]+)", &["ucx/ucp_flush/error-during-flush-*"]),
             ],
             unless: &[],
         },
@@ -185,7 +190,7 @@ pub(super) static UCX: Table = Table {
             name: "ucx-setup-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "UCX: a verbs resource call failed (QP/CQ creation, QP state change, memory registration, async event read), GPUDirect RDMA could not be enabled, or no usable transport was found",
+            description: "UCX: a verbs or DEVX resource call failed (QP/CQ/UMR creation, QP state change, device/port query, memory registration, async event read), GPUDirect RDMA could not be enabled, or no usable transport was found",
             example: "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory",
             patterns: &[
                 pat(
@@ -220,8 +225,45 @@ pub(super) static UCX: Table = Table {
                     &["ucx/ib_md/gpudirect-rdma-*"],
                 ),
                 pat(r"no usable transports/devices \(asked ", &["ucx/ucp_context/no-usable-transports"]),
+                // DEVX object create/modify/query with the firmware syndrome (v1.8–v1.13 `%x`,
+                // v1.14+ `0x%x` and `failed on <dev>`). Probes (DUMMY_QP, KSM mkey) are vetoed.
+                pat(
+                    r"mlx5dv_devx_(?:obj_create|obj_modify|obj_query|qp_modify|qp_query)\([^)]*\) failed(?: on (?P<hca>[\w.-]+))?, syndrome (?P<syndrome>(?:0x)?[0-9a-fA-F]+): (?P<error>.+)",
+                    &["ucx/mlx5dv/devx-*"],
+                ),
+                pat(
+                    r"ibv_(?:exp_)?query_(?:device(?:_ex)?|port|gid) ?\((?:dev=)?(?P<hca>[\w.-]*)[^)]*\) (?:returned (?P<retcode>-?\d+)|failed): (?P<error>.+)",
+                    &[
+                        "ucx/ib_verbs/ibv-*",
+                        "ucx/rdmacm_cm/ibv-query-*",
+                        "ucx/ib_device/ibv-query-port-returned",
+                        "ucx/ib_device/ibv-query-gid-failed",
+                    ],
+                ),
+                pat(
+                    r"ibv_(?:exp_)?modify_qp\(DCI, (?:INIT|RTR|RTS)\) failed : (?P<error>.+)",
+                    &["ucx/dc_mlx5/ibv-modify-qp-dci-*", "ucx/dc_mlx5/ibv-exp-modify-qp-dci-*"],
+                ),
+                pat(
+                    r"(?P<hca>[\w.-]+): (?:ibv_modify_qp\(UMR QP (?P<qp>0x[0-9a-fA-F]+)\) failed to modify to \w+|(?:ibv_create_cq|mlx5dv_create_qp|mlx5dv_create_mkey)\(\) failed to create UMR (?:CQ|QP|mkey)): (?P<error>.+)",
+                    &[
+                        "ucx/mlx5dv_md/umr-modify-qp-*",
+                        "ucx/mlx5dv_md/umr-create-*",
+                    ],
+                ),
+                pat(
+                    r"(?P<hca>[\w.-]+): ibv_(?:post_send\(UMR QP|poll_cq\(UMR CQ), [^,]*, UMR mkey \S+ index 0x[0-9a-fA-F]+\) (?:returned (?P<retcode>-?\d+)(?:, status)?: (?P<error>.+)|timed out)",
+                    &[
+                        "ucx/mlx5dv_md/umr-post-send-returned",
+                        "ucx/mlx5dv_md/umr-poll-cq-*",
+                    ],
+                ),
+                pat(
+                    r"failed to register address (?:0x[0-9a-fA-F]+|\(nil\)) (?:mem_type bit 0x[0-9a-fA-F]+|\([^)]*\)) length \d+(?: dmabuf_fd -?\d+)? on md\[-?\d+\]=[^:]*: (?P<error>.+?) \(md (?:reg_mem_types|supports)",
+                    &["ucx/ucp_mm/failed-to-register-address-*"],
+                ),
             ],
-            unless: &[],
+            unless: &[RETRY_UMR, r"mlx5dv_devx_\w+\((?:[\w.-]+:\d+, DUMMY_QP|CREATE_MKEY, mode=KSM)"],
         },
     ],
 };

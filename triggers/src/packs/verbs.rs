@@ -44,6 +44,7 @@ pub(super) static VERBS: Table = Table {
                 super::ucx::RETRY_MLX5,
                 super::ucx::RETRY_QP,
                 super::ucx::RETRY_WC,
+                super::ucx::RETRY_UMR,
                 super::libfabric::RETRY,
                 // NCCL >= 2.28.7 prints the status name: the nccl pack's line.
                 r"Got completion from peer ",
