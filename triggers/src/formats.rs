@@ -112,7 +112,13 @@ pub fn cites(cite: &str, id: &str) -> bool {
 /// Row index by id, for exact citations (the packs cite a few thousand rows, and every
 /// agent start turns the citations into sources).
 static BY_ID: LazyLock<std::collections::HashMap<&'static str, &'static Format>> =
-    LazyLock::new(|| all().unwrap_or_default().iter().map(|f| (f.id, f)).collect());
+    LazyLock::new(|| {
+        all()
+            .unwrap_or_default()
+            .iter()
+            .map(|f| (f.id, f))
+            .collect()
+    });
 
 /// The rows citation `cite` names (see [`cites`]).
 pub fn cited(cite: &str) -> Box<dyn Iterator<Item = &'static Format> + '_> {
