@@ -158,7 +158,9 @@ pub fn ethtool_counters(
                 .ok()
                 .and_then(|t| t.trim().parse::<u32>().ok())
                 .unwrap_or(0);
-        let counters = ports.entry((dev_port + 1).to_string()).or_default();
+        let counters = ports
+            .entry(dev_port.saturating_add(1).to_string())
+            .or_default();
         for (name, value) in found {
             counters.entry(name).or_insert(value);
         }
