@@ -71,8 +71,9 @@ pub fn raise_permitted() -> io::Result<bool> {
     Ok(true)
 }
 
-/// The (effective, permitted) capability bits (bit n = capability n), for diagnostics.
-pub fn current() -> io::Result<(u64, u64)> {
+/// The (effective, permitted) capability bits (bit n = capability n).
+#[cfg(test)]
+fn current() -> io::Result<(u64, u64)> {
     let data = get()?;
     let join = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
     Ok((

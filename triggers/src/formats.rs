@@ -95,11 +95,6 @@ pub fn all() -> Result<&'static [Format], &'static FormatError> {
     ALL.as_ref().map(Vec::as_slice)
 }
 
-/// The row with `id`.
-pub fn find(id: &str) -> Option<&'static Format> {
-    all().ok()?.iter().find(|f| f.id == id)
-}
-
 /// Whether citation `cite` names row id `id`: equal, or `cite` ends in `*` and `id`
 /// starts with what comes before it (`nccl/net_ib/completion-from-peer*`).
 pub fn cites(cite: &str, id: &str) -> bool {

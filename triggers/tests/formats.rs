@@ -416,9 +416,22 @@ const OK_WINS: &[(&str, &str)] = &[(
     "fi_eq_readerr: err: Connection refused (",
 )];
 
-/// Format rows whose duration is not how long anything was stuck (a configured
-/// timeout, a retry interval): their windows are not back-dated, by design.
-const NOT_STUCK_FOR: &[&str] = &[];
+/// The names of the triggers that fired, for messages.
+fn fired<'a>(set: &'a TriggerSet, out: &[LineMatch]) -> Vec<&'a str> {
+    out.iter()
+        .map(|m| set.defs()[m.trigger].name.as_str())
+        .collect()
+}
+
+/// The first 60 failures, one per line, for an assertion message.
+fn first_lines(failures: &[String]) -> String {
+    failures
+        .iter()
+        .take(60)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 #[test]
 fn every_failure_wording_fires_its_class_through_a_pattern_that_cites_it() {
@@ -456,10 +469,7 @@ fn every_failure_wording_fires_its_class_through_a_pattern_that_cites_it() {
             }
             instances += 1;
             set.match_line(line.as_bytes(), &mut out);
-            let fired: Vec<&str> = out
-                .iter()
-                .map(|m| set.defs()[m.trigger].name.as_str())
-                .collect();
+            let fired = fired(&set, &out);
             if out.len() != 1 {
                 failures.push(format!(
                     "{} ({}) fired {fired:?}, want one trigger: {line:?}",
@@ -491,7 +501,7 @@ fn every_failure_wording_fires_its_class_through_a_pattern_that_cites_it() {
                 continue;
             }
             *fired_by_class.entry(f.class).or_default() += 1;
-            if let Some(d) = duration.filter(|_| !NOT_STUCK_FOR.contains(&f.id)) {
+            if let Some(d) = duration {
                 let ev = evidence(line.as_bytes(), TimeContext::utc(0));
                 if ev.stuck_for != Some(d) {
                     failures.push(format!(
@@ -510,12 +520,7 @@ fn every_failure_wording_fires_its_class_through_a_pattern_that_cites_it() {
         failures.is_empty(),
         "{} of {instances} failure instances wrong (fired by class: {fired_by_class:?}):\n{}",
         failures.len(),
-        failures
-            .iter()
-            .take(60)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
+        first_lines(&failures)
     );
 }
 
@@ -536,10 +541,7 @@ fn as_many_look_alikes_fire_nothing() {
             let (line, _) = instantiate(f, &mut rng).unwrap_or_else(|e| panic!("{e}"));
             instances += 1;
             if set.match_line(line.as_bytes(), &mut out) {
-                let fired: Vec<&str> = out
-                    .iter()
-                    .map(|m| set.defs()[m.trigger].name.as_str())
-                    .collect();
+                let fired = fired(&set, &out);
                 failures.push(format!("{} ({}) fired {fired:?}: {line:?}", f.id, f.origin));
             }
         }
@@ -549,12 +551,7 @@ fn as_many_look_alikes_fire_nothing() {
         failures.is_empty(),
         "{} of {instances} look-alike instances fired:\n{}",
         failures.len(),
-        failures
-            .iter()
-            .take(60)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
+        first_lines(&failures)
     );
 }
 

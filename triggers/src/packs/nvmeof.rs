@@ -2,6 +2,16 @@
 
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
+/// The kernel drivers' failed-CQE wordings: retry exceeded or any other status, one set
+/// of rows for both triggers.
+const KERNEL_CQE_ROWS: &[&str] = &[
+    "linux/nvme-rdma/wr-error-*",
+    "linux/nvmet-rdma/send-cqe-failed",
+    "linux/nvmet-rdma/recv-cqe-failed",
+    "linux/nvmet-rdma/rdma-read-cqe-failed",
+    "linux/nvmet-rdma/rdma-write-cqe-failed",
+];
+
 /// SPDK's log header in its RDMA transport files (`spdk_log`: `nvme_rdma.c:1234:func: *ERROR*: `,
 /// the line number `%4d`), then the `[hostnqn,subnqn,traddr,cntlid:N,qid:N,qpair:0x…,state]`
 /// prefix of v25.09+: it anchors SPDK's generic wordings ("Memory allocation failed") to its
@@ -30,13 +40,7 @@ pub(super) static NVMEOF: Table = Table {
             patterns: &[
                 pat(
                     r"(?P<op>SEND|RECV|MEMREG|LOCAL_INV|SIG|ASYNC|RDMA READ|RDMA WRITE) for CQE(?: 0x[0-9a-fA-F]+)? failed with status transport retry counter exceeded \((?P<status>\d+)\)",
-                    &[
-                        "linux/nvme-rdma/wr-error-*",
-                        "linux/nvmet-rdma/send-cqe-failed",
-                        "linux/nvmet-rdma/recv-cqe-failed",
-                        "linux/nvmet-rdma/rdma-read-cqe-failed",
-                        "linux/nvmet-rdma/rdma-write-cqe-failed",
-                    ],
+                    KERNEL_CQE_ROWS,
                 ),
                 pat(
                     r"(?:WC error, |Error on CQ |CQ error on |Send CQ error )[^\n]*?\((?P<status>\d+)\): transport retry counter exceeded",
@@ -73,13 +77,7 @@ pub(super) static NVMEOF: Table = Table {
                 ),
                 pat(
                     r"(?P<op>SEND|RECV|MEMREG|LOCAL_INV|SIG|ASYNC|RDMA READ|RDMA WRITE) for CQE(?: 0x[0-9a-fA-F]+)? failed with status (?P<error>\w[\w ]*?) \((?P<status>\d+)\)",
-                    &[
-                        "linux/nvme-rdma/wr-error-*",
-                        "linux/nvmet-rdma/send-cqe-failed",
-                        "linux/nvmet-rdma/recv-cqe-failed",
-                        "linux/nvmet-rdma/rdma-read-cqe-failed",
-                        "linux/nvmet-rdma/rdma-write-cqe-failed",
-                    ],
+                    KERNEL_CQE_ROWS,
                 ),
                 pat(
                     r"Error on CQ 0x[0-9a-fA-F]+, (?:\(qp state [^)]*\) )?request 0x[0-9a-fA-F]+, type [^,]*, status: \((?P<status>\d+)\): (?P<error>\w[\w ]*)",

@@ -2,6 +2,18 @@
 
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
+/// The verbs completion-error wordings: retry exceeded (`ucx-retry-exceeded`) or any
+/// other status (`ucx-completion-error`), one set of rows for both.
+const WC_ERROR_ROWS: &[&str] = &[
+    "ucx/rc_verbs/send-completion-with-error-*",
+    "ucx/dc_verbs/send-completion-with-error-*",
+    "ucx/ib_iface/receive-completion-with-error-v1.2",
+    "ucx/rc_verbs/receive-completion-with-error-xrq",
+    "ucx/ib_iface/receive-completion-idx-with-error",
+    "ucx/ib_iface/send-completion-idx-with-error",
+    "ucx/ud_verbs/send-completion-wr-id-with-error",
+];
+
 // The retry wordings are `pub(super)`: the `verbs` pack's generic retry pattern must
 // veto these lines, and `ucx-completion-error` does.
 
@@ -37,15 +49,7 @@ pub(super) static UCX: Table = Table {
                 ),
                 pat(
                     RETRY_WC,
-                    &[
-                        "ucx/rc_verbs/send-completion-with-error-*",
-                        "ucx/dc_verbs/send-completion-with-error-*",
-                        "ucx/ib_iface/receive-completion-with-error-v1.2",
-                        "ucx/rc_verbs/receive-completion-with-error-xrq",
-                        "ucx/ib_iface/receive-completion-idx-with-error",
-                        "ucx/ib_iface/send-completion-idx-with-error",
-                        "ucx/ud_verbs/send-completion-wr-id-with-error",
-                    ],
+                    WC_ERROR_ROWS,
                 ),
                 pat(RETRY_UMR, &["ucx/mlx5dv_md/umr-poll-cq-returned-status"]),
             ],
@@ -84,15 +88,7 @@ pub(super) static UCX: Table = Table {
                 ),
                 pat(
                     r"(?i)(?:send|receive) completion(?:\[-?\d+\]| \(wr_id=0x[0-9a-f]+)? with error(?: on (?:qp (?P<qp>0x[0-9a-f]+)|xrq|(?P<hca>[\w.-]+)/\S+?))?: (?P<error>[^,\[]+?)(?: qpn 0x| syndrome 0x|,| \[|\s*$)",
-                    &[
-                        "ucx/rc_verbs/send-completion-with-error-*",
-                        "ucx/dc_verbs/send-completion-with-error-*",
-                        "ucx/ib_iface/receive-completion-with-error-v1.2",
-                        "ucx/rc_verbs/receive-completion-with-error-xrq",
-                        "ucx/ib_iface/receive-completion-idx-with-error",
-                        "ucx/ib_iface/send-completion-idx-with-error",
-                        "ucx/ud_verbs/send-completion-wr-id-with-error",
-                    ],
+                    WC_ERROR_ROWS,
                 ),
                 pat(
                     r"IB Async event on (?P<hca>[\w.-]+): (?P<event>CQ error|local work queue catastrophic error|invalid request local work queue error|local access violation work queue error|path migration request error|SRQ catastrophic error|local catastrophic error|port error|DCT key violation|DCT access error|DCT requester error) on ",
