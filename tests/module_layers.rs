@@ -41,7 +41,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "windows",
         &["window", "recorder", "matcher", "packet_triggers"],
     ),
-    ("delivery", &["deliver", "collect", "api", "config"]),
+    (
+        "delivery",
+        &["deliver", "collect", "api", "config", "fleet"],
+    ),
     (
         "agent",
         &["agent", "wrap", "demo", "triggers_cmd", "selftest"],

@@ -111,6 +111,16 @@ pub struct QuickArgs {
     /// Bytes kept per packet, or `full`.
     #[arg(long, value_parser = crate::units::parse_snaplen)]
     pub snaplen: Option<u32>,
+    /// Host name in incident ids, file names and uploads (default: the system's).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Share incidents with the job's other nodes over this NATS server
+    /// (`[fleet] nats`; e.g. nats://10.0.0.1:4222).
+    #[arg(long)]
+    pub nats: Option<String>,
+    /// The job id for `--nats` (`[fleet] job`; default $SLURM_JOB_ID).
+    #[arg(long)]
+    pub job: Option<String>,
 }
 
 impl QuickArgs {
@@ -126,6 +136,9 @@ impl QuickArgs {
             out: self.out.clone(),
             memory_limit: self.memory_limit,
             snaplen: self.snaplen,
+            host: self.host.clone(),
+            nats: self.nats.clone(),
+            job: self.job.clone(),
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod deliver;
 pub mod demo;
 pub mod digest;
 pub mod ethtool;
+pub mod fleet;
 pub mod follow;
 pub mod interfaces;
 pub mod matcher;

@@ -174,6 +174,32 @@ fn nanos(d: Duration) -> i64 {
     i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
 }
 
+/// A capture this agent opened on its own trigger, for the fleet to announce.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// Its local incident name (file stem).
+    pub incident: String,
+    /// The first trigger.
+    pub record: TriggerRecord,
+    /// The trigger's `pre` and `post`.
+    pub pre: Duration,
+    /// See `pre`.
+    pub post: Duration,
+    /// The recorder's `max_window`.
+    pub max_window: Duration,
+}
+
+/// A window captured for a fleet incident: its file stem and [start, end].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Joined {
+    /// The local file stem.
+    pub stem: String,
+    /// The window's [start, end] (ns).
+    pub window: [i64; 2],
+    /// Whether a new window was opened for it (else an open one was tied or extended).
+    pub opened: bool,
+}
+
 /// What happened to a firing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fired {
@@ -188,6 +214,15 @@ pub enum Fired {
 struct Open {
     incident: String,
     shared: Arc<WindowShared>,
+}
+
+impl Open {
+    /// The fleet incident it is tied to, or its local name.
+    fn fleet_or_local(&self) -> String {
+        self.shared
+            .fleet_incident()
+            .unwrap_or_else(|| self.incident.clone())
+    }
 }
 
 struct State {
@@ -254,6 +289,8 @@ pub struct RecorderParts {
     pub done: tokio::sync::mpsc::UnboundedSender<CaptureOutcome>,
     /// Where window threads are started and tracked.
     pub tasks: Tasks,
+    /// Told of every capture a local trigger opens (`[fleet]` announces them).
+    pub announce: Option<tokio::sync::mpsc::UnboundedSender<Opened>>,
 }
 
 /// Turns firings into windows on a ring.
@@ -269,6 +306,7 @@ pub struct Recorder {
     stats: RecorderStats,
     window_options: window::WindowOptions,
     tasks: Tasks,
+    announce: Option<tokio::sync::mpsc::UnboundedSender<Opened>>,
 }
 
 impl Recorder {
@@ -288,6 +326,7 @@ impl Recorder {
             max_window: parts.max_window,
             done: parts.done,
             tasks: parts.tasks,
+            announce: parts.announce,
             state: Mutex::new(State {
                 open: Vec::new(),
                 last_fired: vec![None; n],
@@ -398,7 +437,7 @@ impl Recorder {
                 record: keep,
             } => {
                 let open = &st.open[window];
-                let incident = open.incident.clone();
+                let incident = open.fleet_or_local();
                 let recorded = keep.then(|| (record.clone(), asked[0]));
                 match open
                     .shared
@@ -418,10 +457,133 @@ impl Recorder {
                     Merged::Closed => {}
                 }
                 // It closed between our look and now: open a fresh window.
-                self.open_window(&mut st, f.trigger, asked, record)
+                self.open_local(&mut st, &spec, f.trigger, asked, record)
             }
-            Decision::Open => self.open_window(&mut st, f.trigger, asked, record),
+            Decision::Open => self.open_local(&mut st, &spec, f.trigger, asked, record),
         }
+    }
+
+    /// Open a window for a local firing, and tell the fleet.
+    fn open_local(
+        &self,
+        st: &mut State,
+        spec: &TriggerSpec,
+        trigger: TriggerId,
+        asked: [i64; 2],
+        record: TriggerRecord,
+    ) -> std::io::Result<Fired> {
+        let fired = self.open_window(st, trigger, asked, record.clone())?;
+        if let (Fired::Opened(incident), Some(tx)) = (&fired, &self.announce) {
+            let _ = tx.send(Opened {
+                incident: incident.clone(),
+                record,
+                pre: spec.pre,
+                post: spec.post,
+                max_window: self.max_window,
+            });
+        }
+        Ok(fired)
+    }
+
+    /// Tie the open window named `local` to fleet incident `id` (its file takes
+    /// the incident's name at close). Its [start, end] when it is open and was
+    /// not tied to another incident before.
+    pub fn tie(&self, local: &str, id: &str) -> Option<[i64; 2]> {
+        let mut st = self.lock();
+        let i = st.open.iter().position(|o| o.incident == local)?;
+        if st.open[i].shared.fleet_incident().as_deref() == Some(id) {
+            return st.open[i].shared.bounds().map(|(a, b)| [a, b]);
+        }
+        let stem = if id == local {
+            local.to_string()
+        } else {
+            unique_name(&mut st, id)
+        };
+        let open = &st.open[i];
+        if !open.shared.tie(id, &stem) {
+            return None;
+        }
+        open.shared.bounds().map(|(a, b)| [a, b])
+    }
+
+    /// Capture `asked` for fleet incident `id`, announced by another agent:
+    /// extend the window already tied to it, or tie an open window that overlaps
+    /// (merging the two), or open a new one named after the incident. `record`
+    /// is the announcing trigger, recorded under `trigger` (the fleet's).
+    pub fn join(
+        &self,
+        trigger: TriggerId,
+        id: &str,
+        asked: [i64; 2],
+        record: TriggerRecord,
+    ) -> std::io::Result<Option<Joined>> {
+        let mut st = self.lock();
+        st.open.retain(|o| !o.shared.is_closed());
+        let tied = st
+            .open
+            .iter()
+            .position(|o| o.shared.fleet_incident().as_deref() == Some(id));
+        let overlapping = || {
+            st.open.iter().position(|o| {
+                o.shared.fleet_incident().is_none()
+                    && o.shared
+                        .bounds()
+                        .is_some_and(|(s, e)| asked[0] <= e && asked[1] >= s)
+            })
+        };
+        let found = tied.or_else(overlapping);
+        if let Some(i) = found {
+            let shared = Arc::clone(&st.open[i].shared);
+            if shared.fleet_incident().is_none() {
+                let stem = unique_name(&mut st, id);
+                shared.tie(id, &stem);
+            }
+            let Some((start, end)) = shared.bounds() else {
+                return Ok(None);
+            };
+            let cap = start.saturating_add(nanos(self.max_window));
+            let new_end = end.max(asked[1].min(cap));
+            let merged = shared.merge(new_end, Some((record, asked[0])), MAX_TRIGGERS_PER_WINDOW);
+            if merged == Merged::Closed {
+                return Ok(None);
+            }
+            self.stats.merged.fetch_add(1, Ordering::Relaxed);
+            RecorderStats::count(&self.stats.fired_by_trigger, trigger);
+            return Ok(Some(Joined {
+                stem: st.open[i].incident.clone(),
+                window: [start, new_end],
+                opened: false,
+            }));
+        }
+        let stem = unique_name(&mut st, id);
+        let shared = Arc::new(WindowShared::new(asked[0], asked[1], record, 0));
+        shared.tie(id, &stem);
+        let plan = WindowPlan {
+            incident: stem.clone(),
+            dir: self.dir.clone(),
+            host: self.host.clone(),
+            interfaces: Arc::clone(&self.interfaces),
+            options: self.window_options.clone(),
+        };
+        window::open(
+            &self.ring,
+            plan,
+            Arc::clone(&shared),
+            self.done.clone(),
+            &self.tasks,
+        )?;
+        st.open.push(Open {
+            incident: stem.clone(),
+            shared,
+        });
+        self.stats.opened.fetch_add(1, Ordering::Relaxed);
+        RecorderStats::count(&self.stats.fired_by_trigger, trigger);
+        tracing::info!(incident = %id, "capture opened for a fleet incident");
+        Ok(Some(Joined {
+            stem,
+            window: asked,
+            opened: true,
+        }))
     }
 
     fn open_window(
@@ -475,17 +637,46 @@ impl Recorder {
             .filter(|c| *c != '-' && *c != ':')
             .collect();
         let base = format!("{time}Z-{}-{}", safe(&self.host), safe(&record.name));
-        let mut name = base.clone();
-        let mut n = 2;
-        while st.incidents.contains(&name) {
-            name = format!("{base}-{n}");
-            n += 1;
-        }
-        st.incidents.insert(name.clone());
-        while st.incidents.len() > MAX_REMEMBERED_INCIDENTS {
-            st.incidents.pop_first();
-        }
-        name
+        unique_name(st, &base)
+    }
+}
+
+/// `base` (file-safe), or `base-2`, `base-3`… : the first name not taken in the
+/// directory or this run; taken from now on.
+fn unique_name(st: &mut State, base: &str) -> String {
+    let base = safe_stem(base);
+    let mut name = base.clone();
+    let mut n = 2;
+    while st.incidents.contains(&name) {
+        name = format!("{base}-{n}");
+        n += 1;
+    }
+    st.incidents.insert(name.clone());
+    while st.incidents.len() > MAX_REMEMBERED_INCIDENTS {
+        st.incidents.pop_first();
+    }
+    name
+}
+
+/// A file stem from an incident id that came over the network: `[A-Za-z0-9._-]`,
+/// at most 200 bytes, never starting with a dot.
+fn safe_stem(s: &str) -> String {
+    let out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(200)
+        .collect();
+    let out = out.trim_start_matches('.').to_string();
+    if out.is_empty() {
+        "unnamed".into()
+    } else {
+        out
     }
 }
 

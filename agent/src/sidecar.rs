@@ -129,6 +129,43 @@ pub struct Sidecar {
     /// libpcap's RDMA sniffer counts none of its own drops), one sentence each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// When the window belongs to an incident shared across a job's nodes
+    /// (`[fleet]`): who took part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetReport>,
+}
+
+/// A fleet incident as this node saw it when its window closed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct FleetReport {
+    /// The job.
+    pub job: String,
+    /// The agreed incident id (the same on every node).
+    pub incident: String,
+    /// The host whose announcement started it.
+    pub announced_by: String,
+    /// Announcements merged into it.
+    pub announcements: u64,
+    /// The hosts that capture for it, with their windows.
+    pub hosts: Vec<FleetHost>,
+    /// Hosts of the job that were asked and have not answered (down, or
+    /// disconnected from NATS).
+    pub silent: Vec<String>,
+}
+
+/// One host's part in a fleet incident.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct FleetHost {
+    /// Host name.
+    pub host: String,
+    /// It announced a trigger into the incident.
+    pub announced: bool,
+    /// The window it captures [start, end] (ns), once it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<[i64; 2]>,
+    /// How far back its ring reached when it answered (ns): packets before are gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_from_ns: Option<i64>,
 }
 
 /// RDMA counters read when the window opened (the trigger) and when it closed.

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use tripcap::traffic::{self, Flow, Generator};
 
+pub mod nats;
+
 /// `tripcap` with arguments, like ripgrep's TestCommand.
 pub fn tripcap() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tripcap"));

@@ -121,6 +121,9 @@ pub enum AgentError {
     /// Delivery (`[spool]`, `[upload]`) or the API (`[api]`) could not start.
     #[error("{0}")]
     Deliver(String),
+    /// `[fleet]` cannot start (refused credentials, broken TLS).
+    #[error(transparent)]
+    Fleet(#[from] crate::fleet::FleetError),
     /// A thread could not be started.
     #[error("cannot start a thread: {0}")]
     Thread(std::io::Error),

@@ -50,8 +50,8 @@ pub fn prepare_output(dir: &Path) -> Result<(), AgentError> {
 
 /// Complete what a crash or a full disk left in the output directory (before
 /// any window opens, so nothing in it is being written), and say what was done.
-pub fn recover_spool(dir: &Path) {
-    match crate::deliver::recover::recover(dir, &host_name()) {
+pub fn recover_spool(dir: &Path, host: &str) {
+    match crate::deliver::recover::recover(dir, host) {
         Ok(r) => {
             if !r.swept.is_empty() {
                 tracing::info!(

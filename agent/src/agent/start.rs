@@ -70,6 +70,9 @@ impl AgentBuilder {
 /// What was checked before anything starts.
 struct Checked {
     set: tripcap_triggers::TriggerSet,
+    /// `[fleet]`'s job, when set.
+    fleet_job: Option<String>,
+    host: String,
     sources: Sources,
     follower: Option<Follower>,
 }
@@ -86,8 +89,10 @@ fn check(config: &Config, opts: &RunOptions) -> Result<Checked, AgentError> {
     for note in config.check()? {
         tracing::warn!("{note}");
     }
+    let fleet_job = config.fleet_job()?;
+    let host = config.host.clone().unwrap_or_else(output::host_name);
     output::prepare_output(&config.output.dir)?;
-    output::recover_spool(&config.output.dir);
+    output::recover_spool(&config.output.dir, &host);
     let sources = if !opts.replay.is_empty() {
         Sources::Replay(Replay::open(&opts.replay)?)
     } else if !config.capture.interfaces.is_empty() {
@@ -116,6 +121,8 @@ fn check(config: &Config, opts: &RunOptions) -> Result<Checked, AgentError> {
     };
     Ok(Checked {
         set,
+        fleet_job,
+        host,
         sources,
         follower,
     })
@@ -159,6 +166,8 @@ struct Registered {
     table: TriggerTable,
     matcher: Matcher,
     manual: TriggerId,
+    /// Windows opened for other agents' announcements, with `[fleet]`.
+    fleet: Option<TriggerId>,
     packet: Vec<(TriggerId, PacketTriggerDef)>,
     /// `--trigger-at` times with their triggers.
     at: Vec<(i64, TriggerId)>,
@@ -183,6 +192,15 @@ fn register(
         post,
         cooldown: Duration::ZERO,
     });
+    let fleet = config.fleet.is_some().then(|| {
+        table.add(TriggerSpec {
+            name: crate::fleet::FLEET_TRIGGER.into(),
+            class: "fleet".into(),
+            pre: Duration::ZERO,
+            post: Duration::ZERO,
+            cooldown: Duration::ZERO,
+        })
+    });
     let packet = config
         .packet_triggers
         .iter()
@@ -193,6 +211,7 @@ fn register(
         table,
         matcher,
         manual,
+        fleet,
         packet,
         at,
     })
@@ -249,11 +268,12 @@ impl Starting {
         } = b;
         let Checked {
             set,
+            fleet_job,
+            host,
             sources,
             follower,
         } = checked;
         let tasks = self.tasks.clone();
-        let host = output::host_name();
         // Delivery and the API first: a misconfiguration stops us before capture.
         let (api, deliver_stats, capture_counts) = self.delivery_and_api(&config, &host).await?;
 
@@ -262,7 +282,16 @@ impl Starting {
         let max_age = config.effective_max_age(&set);
         let reg = register(set, &config, &opts)?;
         let ring = self.ring(&config, max_age, &opened)?;
-        let (recorder, done) = self.recorder(&config, host, reg.table, &ring, &opened);
+        let book = fleet_job.as_ref().map(crate::fleet::FleetBook::new);
+        let (opened_tx, opened_rx) = unbounded_channel();
+        let (recorder, done) = self.recorder(
+            &config,
+            host.clone(),
+            reg.table,
+            &ring,
+            &opened,
+            book.as_ref().map(|b| (Arc::clone(b), opened_tx)),
+        );
 
         // Replays wait for their uploads before the run ends, unless interrupted.
         let counts = Arc::new(Counts::default());
@@ -295,7 +324,36 @@ impl Starting {
             .map_err(AgentError::Thread)?;
         }
         let interfaces = Arc::clone(&opened.interfaces);
+        let started_at = opened.started_at;
         let replay_done = self.sources(opened, &ring, &recorder, reg.at, &opts)?;
+        // The fleet after the sources: NATS is never in the capture path, and a
+        // local trigger meanwhile is announced once the link is up.
+        let fleet_stats = match (book, fleet_job, reg.fleet, &config.fleet) {
+            (Some(book), Some(job), Some(trigger), Some(fc)) => {
+                let stats = Arc::new(crate::fleet::FleetStats::default());
+                let addresses = if fc.addresses.is_empty() {
+                    crate::fleet::interface_addresses(&config.capture.interfaces)
+                } else {
+                    fc.addresses.clone()
+                };
+                let parts = crate::fleet::FleetParts {
+                    config: fc.clone(),
+                    job,
+                    host: host.clone(),
+                    addresses,
+                    recorder: Arc::clone(&recorder),
+                    trigger,
+                    ring: Arc::clone(&ring),
+                    started_at,
+                    opened: opened_rx,
+                    book,
+                    stats: Arc::clone(&stats),
+                };
+                crate::fleet::start(parts, &tasks).await?;
+                Some(stats)
+            }
+            _ => None,
+        };
 
         if let Some(api) = api {
             let view = crate::api::AgentView {
@@ -308,6 +366,7 @@ impl Starting {
                 deliver: Some(deliver_stats),
                 captures: capture_counts,
                 tasks: tasks.clone(),
+                fleet: fleet_stats,
             };
             tasks.spawn(api.run(view, tasks.stop_token().clone()));
         }
@@ -406,8 +465,13 @@ impl Starting {
         triggers: TriggerTable,
         ring: &Arc<Ring>,
         opened: &Opened,
+        fleet: Option<(
+            Arc<crate::fleet::FleetBook>,
+            UnboundedSender<crate::recorder::Opened>,
+        )>,
     ) -> (Arc<Recorder>, UnboundedReceiver<CaptureOutcome>) {
         let (done_tx, done_rx) = unbounded_channel();
+        let (book, announce) = fleet.unzip();
         let recorder = Recorder::new(RecorderParts {
             ring: Arc::clone(ring),
             interfaces: Arc::clone(&opened.interfaces),
@@ -418,9 +482,11 @@ impl Starting {
             window_options: WindowOptions {
                 reports: config.output.reports,
                 sysfs_root: Some(config.output.sysfs_root.clone()),
+                fleet: book.map(|b| b as Arc<dyn crate::window::FleetParticipants>),
             },
             done: done_tx,
             tasks: self.tasks.clone(),
+            announce,
         });
         (Arc::new(recorder), done_rx)
     }

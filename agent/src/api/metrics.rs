@@ -78,6 +78,9 @@ impl Collector for AgentCollector {
         if let Some(f) = &v.follow {
             encode_logs(&mut enc, f)?;
         }
+        if let Some(f) = &v.fleet {
+            encode_fleet(&mut enc, f)?;
+        }
         Ok(())
     }
 }
@@ -321,5 +324,62 @@ fn encode_logs(enc: &mut DescriptorEncoder, f: &FollowStats) -> std::fmt::Result
         "tripcap_log_lines_read",
         "Log lines read.",
         f.lines_read.load(r),
+    )
+}
+
+/// `[fleet]`: announcements and the NATS connection.
+fn encode_fleet(enc: &mut DescriptorEncoder, f: &crate::fleet::FleetStats) -> std::fmt::Result {
+    let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    counter(
+        enc,
+        "tripcap_fleet_announcements_sent",
+        "Announcements of local captures the NATS stream acknowledged",
+        r(&f.sent),
+    )?;
+    counter(
+        enc,
+        "tripcap_fleet_announcements_received",
+        "Announcements of other agents of the job read",
+        r(&f.received),
+    )?;
+    counter(
+        enc,
+        "tripcap_fleet_announcements_joined",
+        "Announcements this agent captured for (opened or extended a window)",
+        r(&f.joined),
+    )?;
+    counter(
+        enc,
+        "tripcap_fleet_messages_ignored",
+        "Messages ignored: malformed, oversized, another job's, or not for this agent",
+        r(&f.ignored),
+    )?;
+    gauge(
+        enc,
+        "tripcap_fleet_connected",
+        "1 while the NATS connection is up",
+        if f.connected.load(Ordering::Relaxed) {
+            1.0
+        } else {
+            0.0
+        },
+    )?;
+    counter(
+        enc,
+        "tripcap_fleet_disconnects",
+        "Times the NATS connection was lost (the agent reconnects with backoff)",
+        r(&f.disconnects),
+    )?;
+    gauge(
+        enc,
+        "tripcap_fleet_outbox",
+        "Messages waiting to be published (NATS away)",
+        r(&f.outbox) as f64,
+    )?;
+    counter(
+        enc,
+        "tripcap_fleet_outbox_dropped",
+        "Messages dropped from a full outbox",
+        r(&f.outbox_dropped),
     )
 }

@@ -104,6 +104,8 @@ pub struct AgentView {
     pub captures: Arc<CaptureCounts>,
     /// The agent's threads and tasks.
     pub tasks: crate::tasks::Tasks,
+    /// The fleet link's counters, with `[fleet]`.
+    pub fleet: Option<Arc<crate::fleet::FleetStats>>,
 }
 
 /// A bound, not yet serving API.

@@ -37,7 +37,8 @@ impl Error {
             | ErrorKind::NotUtf8 { .. }
             | ErrorKind::Triggers { .. }
             | ErrorKind::Glob { .. }
-            | ErrorKind::Upload { .. } => None,
+            | ErrorKind::Upload { .. }
+            | ErrorKind::Fleet { .. } => None,
         }
     }
 }
@@ -125,6 +126,11 @@ pub enum ErrorKind {
         /// The delivery layer's message (it names the fix).
         message: String,
     },
+    /// `[fleet]` is unusable (no job, a bad URL, credentials that do not go together).
+    Fleet {
+        /// The fleet's message (it names the key and the fix).
+        message: String,
+    },
 }
 
 /// Where a configured value comes from.
@@ -205,7 +211,7 @@ impl fmt::Display for Error {
             ErrorKind::Glob { pattern, message } => {
                 write!(f, "log path `{pattern}` is not a valid glob: {message}")
             }
-            ErrorKind::Upload { message } => f.write_str(message),
+            ErrorKind::Upload { message } | ErrorKind::Fleet { message } => f.write_str(message),
         }
     }
 }

@@ -20,6 +20,8 @@ pub(super) type NumOrText = toml::Value;
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawConfig {
+    /// The host name in incident ids, file names and uploads (default: the system's).
+    pub host: Option<Spanned<String>>,
     #[serde(default)]
     pub capture: RawCapture,
     #[serde(default)]
@@ -40,6 +42,7 @@ pub(super) struct RawConfig {
     pub spool: crate::deliver::SpoolConfig,
     pub upload: Option<crate::deliver::UploadConfig>,
     pub api: Option<crate::api::ApiConfig>,
+    pub fleet: Option<crate::fleet::FleetConfig>,
 }
 
 /// `[perftest]`.

@@ -105,6 +105,10 @@ pub struct Config {
     pub upload: Option<crate::deliver::UploadConfig>,
     /// `[api]`: the agent's HTTP API, when set.
     pub api: Option<crate::api::ApiConfig>,
+    /// `[fleet]`: incidents shared across a job's nodes over NATS, when set.
+    pub fleet: Option<crate::fleet::FleetConfig>,
+    /// `host`: the host name in incident ids, file names and uploads (default: the system's).
+    pub host: Option<String>,
     /// (log trigger, pattern index) → where the pattern is.
     origins: HashMap<(String, usize), Location>,
     /// (log trigger, `unless` index) → where the pattern is.
@@ -153,6 +157,8 @@ impl Default for Config {
             spool: Default::default(),
             upload: None,
             api: None,
+            fleet: None,
+            host: None,
             origins: HashMap::new(),
             unless_origins: HashMap::new(),
             name_origins: HashMap::new(),
@@ -229,6 +235,18 @@ impl Config {
                 .insert(name.clone(), Location::Flag("--pattern"));
             self.triggers.push(TriggerDef::new(name, vec![p.clone()]));
         }
+        if let Some(h) = &flags.host {
+            self.host = Some(h.clone());
+        }
+        if let Some(url) = &flags.nats {
+            match &mut self.fleet {
+                Some(f) => f.nats = vec![url.clone()],
+                None => self.fleet = Some(crate::fleet::FleetConfig::new(url.clone())),
+            }
+        }
+        if let (Some(job), Some(f)) = (&flags.job, &mut self.fleet) {
+            f.job = Some(job.clone());
+        }
         if flags.pre.is_some() {
             self.window_flags.0 = flags.pre;
         }
@@ -239,6 +257,17 @@ impl Config {
         for t in &mut self.triggers {
             apply_window_flags(t, window_flags);
         }
+    }
+
+    /// The fleet's job id, checked (`[fleet] job` or `SLURM_JOB_ID`), when
+    /// `[fleet]` is set.
+    pub fn fleet_job(&self) -> Result<Option<String>, Error> {
+        let Some(f) = &self.fleet else {
+            return Ok(None);
+        };
+        f.check()
+            .map(Some)
+            .map_err(|message| ErrorKind::Fleet { message }.into())
     }
 
     /// The ring's age bound: at least the largest `pre` of any trigger.
@@ -271,6 +300,12 @@ pub struct QuickFlags {
     pub memory_limit: Option<u64>,
     /// `--snaplen`.
     pub snaplen: Option<u32>,
+    /// `--host`.
+    pub host: Option<String>,
+    /// `--nats`: share incidents over this NATS server (`[fleet] nats`).
+    pub nats: Option<String>,
+    /// `--job`: the job id (`[fleet] job`).
+    pub job: Option<String>,
 }
 
 #[cfg(test)]

@@ -19,6 +19,17 @@ impl Config {
             })
         })?;
         let mut notes = Vec::new();
+        if let Some(h) = &self.host {
+            if !super::validate::valid_host(h) {
+                return Err(ErrorKind::Invalid {
+                    at: Some(super::Location::Flag("--host")),
+                    what: format!("host {h:?} cannot name files and incidents"),
+                    fix: "use 1 to 64 letters, digits, `.`, `-` and `_`".into(),
+                }
+                .into());
+            }
+        }
+        self.fleet_job()?;
         if let Some(note) = self.upload_note()? {
             notes.push(note);
         }

@@ -48,6 +48,17 @@ impl Config {
         c.spool = raw.spool;
         c.upload = raw.upload;
         c.api = raw.api;
+        c.fleet = raw.fleet;
+        if let Some(h) = raw.host {
+            if !valid_host(h.get_ref()) {
+                return r.invalid(
+                    h.span(),
+                    format!("`host` {:?} cannot name files and incidents", h.get_ref()),
+                    "use 1 to 64 letters, digits, `.`, `-` and `_`",
+                );
+            }
+            c.host = Some(h.into_inner());
+        }
         c.trigger_set()?;
         Ok(c)
     }
@@ -323,4 +334,13 @@ fn perftest_section(r: &Reader<'_>, raw: &RawPerftest) -> Result<Option<Threshol
         );
     }
     Ok(Some(t))
+}
+
+/// Whether `h` can be the host part of incident ids and file names.
+pub(super) fn valid_host(h: &str) -> bool {
+    !h.is_empty()
+        && h.len() <= 64
+        && !h.starts_with('.')
+        && h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_')
 }

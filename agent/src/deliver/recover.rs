@@ -156,6 +156,7 @@ fn recovered_sidecar(pcapng: &Path, incident: &str, host: &str) -> Result<Sideca
         ring_full_drops: 0,
         rdma_counters: None,
         notes: Vec::new(),
+        fleet: None,
     })
 }
 

@@ -55,6 +55,9 @@ struct WindowState {
     suppressed: u64,
     /// Earliest start any trigger asked for (may precede `start`).
     asked_start: i64,
+    /// The fleet incident this window was tied to, and the file stem it takes
+    /// at close (the incident id, made unique in the directory).
+    fleet: Option<(String, String)>,
 }
 
 /// What [`WindowShared::merge`] did.
@@ -76,6 +79,7 @@ pub(crate) struct Closing {
     pub(crate) asked_start: i64,
     pub(crate) triggers: Vec<TriggerRecord>,
     pub(crate) suppressed: u64,
+    pub(crate) fleet: Option<(String, String)>,
 }
 
 impl WindowShared {
@@ -90,6 +94,7 @@ impl WindowShared {
                 asked_start: start,
                 triggers: vec![first],
                 suppressed,
+                fleet: None,
             }),
         }
     }
@@ -102,6 +107,33 @@ impl WindowShared {
     pub fn bounds(&self) -> Option<(i64, i64)> {
         let st = self.lock();
         (!st.closed).then_some((st.start, st.end))
+    }
+
+    /// Tie the window to fleet incident `incident`, to be written as `stem`;
+    /// false when it is closed or already tied (the first tie holds).
+    pub fn tie(&self, incident: &str, stem: &str) -> bool {
+        let mut st = self.lock();
+        if st.closed || st.fleet.is_some() {
+            return false;
+        }
+        st.fleet = Some((incident.to_string(), stem.to_string()));
+        true
+    }
+
+    /// The fleet incident the window is tied to, if any.
+    pub fn fleet_incident(&self) -> Option<String> {
+        self.lock().fleet.as_ref().map(|(id, _)| id.clone())
+    }
+
+    /// Extend the window to at least [start, end]'s end (a fleet incident grew).
+    /// The start is fixed once open. Nothing changes once closed.
+    pub fn extend_to(&self, end: i64) -> bool {
+        let mut st = self.lock();
+        if st.closed {
+            return false;
+        }
+        st.end = st.end.max(end);
+        true
     }
 
     /// Whether the writer has closed it.
@@ -165,6 +197,7 @@ impl WindowShared {
             asked_start: st.asked_start,
             triggers: st.triggers.clone(),
             suppressed: st.suppressed,
+            fleet: st.fleet.clone(),
         }
     }
 }
@@ -197,6 +230,15 @@ pub struct WindowOptions {
     pub reports: bool,
     /// Read RDMA counters under this sysfs root at open and at close (`None`: don't).
     pub sysfs_root: Option<PathBuf>,
+    /// Who took part in a fleet incident, asked when a window tied to one closes.
+    pub fleet: Option<Arc<dyn FleetParticipants>>,
+}
+
+/// Tells a closing window who took part in its fleet incident (the agent's
+/// fleet link implements it; the window knows nothing of NATS).
+pub trait FleetParticipants: Send + Sync + std::fmt::Debug {
+    /// The sidecar's `fleet` section for incident `incident`.
+    fn report(&self, incident: &str) -> Option<crate::sidecar::FleetReport>;
 }
 
 /// Everything a window writer needs, fixed at open.

@@ -108,7 +108,16 @@ impl Writer {
     }
 
     pub(super) fn final_path(&self) -> PathBuf {
-        self.plan.dir.join(format!("{}.pcapng", self.plan.incident))
+        self.plan.dir.join(format!("{}.pcapng", self.stem()))
+    }
+
+    /// The file stem: the fleet incident's (unique in the directory) when the
+    /// window was tied to one, else the local incident name.
+    fn stem(&self) -> String {
+        self.shared
+            .closing()
+            .fleet
+            .map_or_else(|| self.plan.incident.clone(), |(_, stem)| stem)
     }
 
     /// Remove the temporary file (after a failure).
@@ -203,7 +212,7 @@ impl Writer {
                 tracing::warn!(file = %final_path.display(), error = %e, "capture written, but its report could not be");
             }
         }
-        let sidecar_path = self.plan.dir.join(format!("{}.json", self.plan.incident));
+        let sidecar_path = self.plan.dir.join(format!("{}.json", self.stem()));
         let json = serde_json::to_vec_pretty(&report).map_err(io::Error::other)?;
         if let Err(e) = write_private_atomically(&sidecar_path, &json) {
             // The packets are in place: keep them. The next start completes the
@@ -305,12 +314,20 @@ impl Writer {
                 .unwrap_or_default(),
         });
         let asked = [closing.asked_start.min(closing.start), closing.end];
+        let (incident, stem) = closing
+            .fleet
+            .clone()
+            .unwrap_or_else(|| (self.plan.incident.clone(), self.plan.incident.clone()));
+        let fleet = closing
+            .fleet
+            .as_ref()
+            .and_then(|(id, _)| self.plan.options.fleet.as_ref().and_then(|f| f.report(id)));
         Sidecar {
             schema: sidecar::SCHEMA.to_string(),
             tripcap_version: env!("CARGO_PKG_VERSION").to_string(),
-            incident: self.plan.incident.clone(),
+            incident,
             host: self.plan.host.clone(),
-            file: format!("{}.pcapng", self.plan.incident),
+            file: format!("{stem}.pcapng"),
             triggers: closing.triggers,
             suppressed_matches: closing.suppressed,
             window: WindowReport {
@@ -331,6 +348,7 @@ impl Writer {
             ring_full_drops,
             rdma_counters,
             notes: self.notes(),
+            fleet,
         }
     }
 }
