@@ -39,6 +39,10 @@ const TABLES: &[(&str, &str)] = &[
         "kernel_rdma.tsv",
         include_str!("../formats/kernel_rdma.tsv"),
     ),
+    (
+        "more_stacks.tsv",
+        include_str!("../formats/more_stacks.tsv"),
+    ),
 ];
 
 /// The header every table starts with.

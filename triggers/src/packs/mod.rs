@@ -1,8 +1,10 @@
 //! Built-in trigger packs: `nccl` (with nccl-tests), `pytorch` (with Gloo and the
-//! c10d store), `perftest`, `verbs` (rdma-core providers, verbs applications),
-//! `ucx`, `libfabric`, `nvmeof` (SPDK and the Linux NVMe-oF RDMA drivers), `mpi`
-//! (Open MPI's openib BTL, bml/r2 and UCX PML) and `nccl-ofi` (the NCCL OFI net
-//! plugin, aws-ofi-nccl).
+//! c10d store), `perftest`, `verbs` (rdma-core providers, verbs applications
+//! such as Mooncake's transfer engine and GPI-2, the kernel RDMA drivers mlx5,
+//! EFA, bnxt_re and irdma), `ucx`, `libfabric`, `nvmeof` (SPDK and the Linux
+//! NVMe-oF RDMA drivers), `mpi` (Open MPI's openib BTL, bml/r2 and UCX PML;
+//! MPICH's ch4 OFI and UCX netmods) and `nccl-ofi` (the NCCL OFI net plugin,
+//! aws-ofi-nccl).
 //!
 //! Each pack is a table of `Builtin` rows turned into [`TriggerDef`]s by
 //! [`pack`], one file per pack. **Every pattern is written from the format

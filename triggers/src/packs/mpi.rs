@@ -1,4 +1,4 @@
-//! The `mpi` pack: Open MPI over verbs and UCX.
+//! The `mpi` pack: Open MPI over verbs and UCX, and MPICH's ch4 netmods (OFI, UCX).
 //!
 //! Written from the `ompi/` rows of `triggers/formats/apps.tsv`: the openib BTL (v1.x–v4.1;
 //! removed in v5.0) and its connection managers (udcm, rdmacm), bml/r2, the help texts
@@ -13,13 +13,25 @@
 //!   by warnings and errors alike (`ok` rows), so only lines that name the failure fire.
 //! - **`Warning:` is not `Error:`.** The UCX PML prints configuration warnings (old UCX,
 //!   no `MPI_THREAD_MULTIPLE`, `VM_UNMAP`) with the same header.
+//!
+//! MPICH is written from the `mpich/` rows of `triggers/formats/more_stacks.tsv`: the messages
+//! its ch4 netmods put at the end of the error stack it prints when a call fails (`Fatal error
+//! in PMPI_Recv: Other MPI error, error stack:`, one line per frame). Only the frame that names
+//! the libfabric or UCX cause fires: the `Fatal error in …` header is printed for every MPI
+//! error class, and the intermediate frames (`MPIR_Wait_state(698)....:`) carry no message.
+//! - **OFI.** `OFI poll failed (…)` is a failed completion (`fi_cq_readerr`); `OFI tagged send
+//!   failed (file:line:func:error)` (v3.3–v4.2) and `OFI call tsenddata failed (default nic=…:
+//!   error)` (v4.3 on) a failed libfabric call.
+//! - **UCX.** `ucx function returned with failed status(file line func status)` and
+//!   `returned failed request in UCX netmod(…)`; UCX's own lines are the ucx pack's.
 
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
-/// Open MPI: the openib BTL and its connection managers, bml/r2, the UCX PML/OSC.
+/// Open MPI: the openib BTL and its connection managers, bml/r2, the UCX PML/OSC; MPICH's
+/// ch4 OFI and UCX netmods.
 pub(super) static MPI: Table = Table {
     name: "mpi",
-    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors",
+    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures)",
     rows: &[
         Builtin {
             name: "mpi-openib-retry-exceeded",
@@ -249,6 +261,36 @@ pub(super) static MPI: Table = Table {
                     ],
                 ),
             ],
+            unless: &[],
+        },
+        Builtin {
+            name: "mpich-ofi-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "MPICH's ch4 OFI netmod failed on libfabric: a failed completion (`OFI poll failed`) or a failed libfabric call (`OFI tagged send failed`, `OFI call tsenddata failed`), the last frame of its error stack",
+            example: "MPIDI_OFI_handle_cq_error(1075): OFI poll failed (ofi_events.c:1077:MPIDI_OFI_handle_cq_error:Input/output error - PTLTE_NOT_FOUND)",
+            patterns: &[
+                pat(
+                    r"OFI poll failed \((?:default nic=[^:()]*|[\w.]+:\d+:\w+): ?(?P<error>[^)\r\n]+)",
+                    &["mpich/ofi/poll-failed*"],
+                ),
+                pat(
+                    r"OFI (?:call (?P<op>\w+) failed \(default nic=[^:()]*: ?|[a-z][a-z ]*? failed \([\w.]+:\d+:\w+:)(?P<error>[^)\r\n]+)",
+                    &["mpich/ofi/call-failed-*"],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "mpich-ucx-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "MPICH's ch4 UCX netmod got a failed UCX status or request (endpoint timeout, unreachable peer, I/O error), the last frame of its error stack",
+            example: "MPIDI_UCX_init_local(227):  ucx function returned with failed status(ucx_init.c 227 MPIDI_UCX_init_local Invalid parameter)",
+            patterns: &[pat(
+                r"(?:ucx function returned with failed status|returned failed request in UCX netmod)\([\w.]+ -?\d+ \w+ (?P<error>[^)\r\n]+)",
+                &["mpich/ucx/*"],
+            )],
             unless: &[],
         },
     ],

@@ -588,6 +588,8 @@ pub(super) static PERFTEST: Table = Table {
             unless: &[
                 // rdma-core's EFA provider prints `{dev}: {func}:{line}: Failed to create AH`.
                 r":\d+: Failed to (?:create|destroy) AH",
+                // Mooncake's handshake (the verbs pack's `mooncake-rdma-error`).
+                r"\[Handshake\] Failed to modify QP to ",
             ],
         },
         Builtin {

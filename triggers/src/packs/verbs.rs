@@ -3,10 +3,10 @@
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
 /// Verbs users other than NCCL and UCX: rdma-core's providers and examples, Open MPI, Gloo's
-/// ibverbs transport and RDMA applications.
+/// ibverbs transport, RDMA applications (Mooncake, GPI-2, …) and the kernel's RDMA drivers.
 pub(super) static VERBS: Table = Table {
     name: "verbs",
-    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications",
+    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, GPI-2), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma)",
     rows: &[
         Builtin {
             name: "verbs-retry-exceeded",
@@ -28,7 +28,12 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &["uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread"]),
-                pat(r"(?i)transport retry count(?:er)? exceeded", &["rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error"]),
+                pat(r"(?i)transport retry count(?:er)? exceeded", &["rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1"]),
+                // bnxt_re: CQ_REQ_STATUS_TRANSPORT_RETRY_CNT_ERR.
+                pat(
+                    r"FP: CQ Processed Req wr_id\[-?\d+\] = 0x[0-9a-fA-F]+ with status 0xa(?:[^0-9a-fA-F]|$)",
+                    &["linux-rdma/bnxt_re/qplib_fp/cq-processed-req-retry-exceeded"],
+                ),
                 pat(r"wc->status == IBV_WC_SUCCESS.*? error: (?P<status>12)\b", &["uccl/rc-send-cq-state-error*", "uccl/rc-recv-cq-state-error*", "uccl/uc-send-cq-state-error*", "uccl/uc-recv-cq-state-error*", "uccl/ctrl-cq-state-error*"]),
                 // Gloo ibverbs: `wc->status == IBV_WC_SUCCESS. 12 vs 0. Send for slot 0: …`.
                 pat(
@@ -452,6 +457,8 @@ pub(super) static VERBS: Table = Table {
             unless: &[
                 // perftest's wording (perftest pack).
                 r"Couldn't get context for the device",
+                // Mooncake's handshake (`mooncake-rdma-error`).
+                r"\[Handshake\] Failed to modify QP to ",
                 // libfabric's verbs provider logs the same calls (libfabric pack).
                 r"libfabric:\d+:",
             ],
@@ -589,14 +596,72 @@ pub(super) static VERBS: Table = Table {
             ],
             unless: &[],
         },
+        // Mooncake's transfer engine and GPI-2's ibverbs device: written from their rows of
+        // `more_stacks.tsv`. A completion that names transport retry exceeded is
+        // `verbs-retry-exceeded`'s.
+        Builtin {
+            name: "mooncake-rdma-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, or could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout)",
+            example: "E0331 12:03:04.222625 56060 rdma_endpoint.cpp:385] [Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: Connection timed out [110]",
+            patterns: &[
+                pat(
+                    r"Worker: Process failed for slice \(opcode: -?\d+, .*?local_nic: (?P<hca>[\w.-]+), peer_nic: (?P<peer>\S+?), .*?\): (?P<error>[^\r\n]+)",
+                    &["mooncake/worker_pool/process-failed-for-slice*"],
+                ),
+                pat(
+                    r"Worker: (?:Failed to poll completion queues|Received context async event (?P<event>local work queue catastrophic error|local access violation work queue error|invalid request local work queue error|CQ error|local catastrophic error|port error) for context (?P<hca>[\w.-]+)|Cannot make connection for endpoint: (?P<peer>\S+?),|Timed out waiting for RDMA ready ACK for endpoint: )|Failed to poll CQ -?\d+ of device ",
+                    &[
+                        "mooncake/worker_pool/failed-to-poll-cq",
+                        "mooncake/rdma_context/failed-to-poll-cq-of-device",
+                        "mooncake/worker_pool/async-event-*",
+                        "mooncake/worker_pool/cannot-make-connection*",
+                        "mooncake/worker_pool/ready-ack-timeout",
+                    ],
+                ),
+                pat(
+                    r"\[Handshake\] Failed to modify QP to (?P<op>RTR|INIT|RTS|RESET)|\] (?:Failed to (?:create QP|ibv_post_send): |Reject(?:ed)? (?:the )?handshake request by peer |Failed to open device \S+ on port -?\d+ with GID)",
+                    &[
+                        "mooncake/rdma_endpoint/handshake-modify-qp-*",
+                        "mooncake/rdma_endpoint/failed-to-*",
+                        "mooncake/rdma_endpoint/reject*",
+                        "mooncake/rdma_context/failed-to-open-device",
+                    ],
+                ),
+            ],
+            unless: &[r"(?i)transport retry count(?:er)? exceeded"],
+        },
+        Builtin {
+            name: "gpi2-ib-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "GPI-2's ibverbs device (debug library) reported a failed request that left a queue broken, or could not set up its verbs resources (QP/CQ/SRQ creation, QP state change, device and port, memory registration)",
+            example: "> [Rank    0]: Error 22 (Invalid argument) at (.../GPI-2-1.3.0/src/devices/ib/GPI2_IB.c:813):Failed to modify QP (libibverbs)",
+            patterns: &[
+                pat(
+                    r":\d+\):Failed request to \d+(?:\. Queue (?P<qp>-?\d+) might be broken|\. Collectives queue might be broken| :)(?: (?P<error>[^\r\n]+))?",
+                    &[
+                        "gpi2/ib_io/failed-request-queue-broken*",
+                        "gpi2/ib_atomic/failed-request-v1.1",
+                        "gpi2/ib_grp/failed-request-collectives-queue-broken",
+                    ],
+                ),
+                pat(
+                    r"\):(?:(?:Failed to (?:modify QP|create (?:QP|CQ|SRQ))|Failed to open IB device|Failed to query port \(\d+\)|Memory registration failed) \(libibverbs\)|No IB active port found|No active Ethernet \(RoCE\) port with active link found|Failed to find topology! Is subnet-manager running \?)",
+                    &["gpi2/ib/*"],
+                ),
+            ],
+            unless: &[r"(?i)transport retry count(?:er)? exceeded"],
+        },
         // The Linux kernel's RDMA drivers (dmesg / kern.log): written from the rows of
-        // `kernel_rdma.tsv`. A `WC error: 12, Message: transport retry counter exceeded`
+        // `kernel_rdma.tsv` and the `linux-rdma/` rows of `more_stacks.tsv`. A `WC error: 12, Message: transport retry counter exceeded`
         // line is `verbs-retry-exceeded`'s.
         Builtin {
             name: "kernel-rdma-cqe-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "The kernel mlx5 RDMA driver (mlx5_ib) polled an error CQE: requestor/responder error CQE, its syndrome and vendor syndrome, the CQE dump or a signature error",
+            description: "A kernel RDMA driver reported an error completion or an error event on a QP or CQ: mlx5_ib error CQEs (requestor/responder, syndrome and vendor syndrome, the CQE dump, signature errors) and fatal QP error syndromes, mlx5_core CQ error events, bnxt_re error requester CQEs, irdma abnormal asynchronous events",
             example: "[15601.662158] infiniband rocep33s0f0: mlx5_poll_one:530:(pid 0): syndrome 0x5, vendor syndrome 0xf9",
             patterns: &[
                 pat(
@@ -615,17 +680,36 @@ pub(super) static VERBS: Table = Table {
                     r"CQN: 0x[0-9a-fA-F]+ Got SIGERR on key: 0x",
                     &["linux-rdma/mlx5_ib/cq/sigerr"],
                 ),
+                // mlx5_ib on a fatal/access-error QP event, mlx5_core on a CQ error event.
+                pat(
+                    r"/\d+: QP (?P<qp>-?\d+) error: (?P<error>[^(\r\n]*?) \((?P<vendor_err>0x[0-9a-fA-F]+) 0x[0-9a-fA-F]+ 0x[0-9a-fA-F]+\)",
+                    &["linux-rdma/mlx5_ib/qp/qp-err-syndrome*"],
+                ),
+                pat(
+                    r"CQ error on CQN 0x[0-9a-fA-F]+, syndrome (?P<syndrome>0x[0-9a-fA-F]+)",
+                    &["linux-rdma/mlx5_core/eq/cq-error-on-cqn"],
+                ),
+                // bnxt_re's error requester CQE, irdma's QP/CQ asynchronous events.
+                pat(
+                    r"FP: CQ Processed Req wr_id\[-?\d+\] = 0x[0-9a-fA-F]+ with status (?P<status>0x[0-9a-fA-F]+)",
+                    &["linux-rdma/bnxt_re/qplib_fp/cq-processed-req-error"],
+                ),
+                pat(
+                    r"abnormal ae_id = (?P<event>0x[0-9a-fA-F]+) bool qp=-?\d+ qp_id = (?P<qp>-?\d+)",
+                    &["linux-rdma/irdma/hw/abnormal-ae-id*"],
+                ),
             ],
             unless: &[
                 // `verbs-retry-exceeded`'s.
                 r"(?i)transport retry count(?:er)? exceeded",
+                r"FP: CQ Processed Req wr_id\[-?\d+\] = 0x[0-9a-fA-F]+ with status 0xa(?:[^0-9a-fA-F]|$)",
             ],
         },
         Builtin {
             name: "kernel-rdma-device-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "The kernel RDMA device driver reported the adapter unhealthy or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, or an EFA admin command failure",
+            description: "The kernel RDMA device driver reported the adapter unhealthy or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, or an irdma control QP error",
             example: "b1360: [14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource",
             patterns: &[
                 pat(
@@ -650,6 +734,19 @@ pub(super) static VERBS: Table = Table {
                 pat(
                     r"Failed to (?:process|submit) command .+? \(opcode \d+\)(?: comp_status -?\d+)? err (?P<error>-?\d+)|Failed to register mr \[(?P<retcode>-?\d+)\]",
                     &["linux-rdma/efa/efa_com/*", "linux-rdma/efa/efa_com_cmd/failed-to-register-mr"],
+                ),
+                // bnxt_re's firmware channel (RCFW), irdma's control QP (CQP).
+                pat(
+                    r"cmdq\[(?:0x)?[0-9a-fA-F]+\]=(?:0x)?[0-9a-fA-F]+ (?:timedout \(-?\d+\)msec|status (?P<status>(?:0x)?[0-9a-fA-F]+))|FW STALL Detected\. cmdq\[",
+                    &[
+                        "linux-rdma/bnxt_re/qplib_rcfw/cmdq-timedout",
+                        "linux-rdma/bnxt_re/qplib_rcfw/cmdq-status",
+                        "linux-rdma/bnxt_re/qplib_rcfw/fw-stall-detected",
+                    ],
+                ),
+                pat(
+                    r"cqp opcode = 0x[0-9a-fA-F]+ maj_err_code = (?P<error>0x[0-9a-fA-F]+) min_err_code = 0x",
+                    &["linux-rdma/irdma/hw/cqp-error"],
                 ),
             ],
             unless: &[],
