@@ -225,3 +225,237 @@ fn a_failure_on_one_node_is_captured_by_the_whole_job_under_one_incident() {
         check_file(out, *dst, s);
     }
 }
+
+const ERROR_12: &str = "host1:123:456 [0] transport/net_ib.cc:1234 NCCL WARN NET/IB : Got completion from peer 10.0.3.7<52311> with error 12, opcode 0, len 0, vendor err 129 (Recv) localGid ::ffff:10.0.3.6 remoteGids::ffff:10.0.3.7";
+
+#[test]
+fn with_peers_named_only_the_node_the_line_names_captures() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = NatsServer::start(dir.path(), Some(TOKEN));
+    let job = "job-named";
+    let a = agent(dir.path(), &nats, job, 1, "");
+    let named = agent(
+        dir.path(),
+        &nats,
+        job,
+        2,
+        "peers = \"named\"\naddresses = [\"10.0.3.7\"]",
+    );
+    let other = agent(
+        dir.path(),
+        &nats,
+        job,
+        3,
+        "peers = \"named\"\naddresses = [\"10.0.3.9\"]",
+    );
+    traffic(&[&a, &named, &other], 3000, |i| {
+        if i == 1500 {
+            a.say(ERROR_12);
+        }
+    });
+    wait_until(
+        Duration::from_secs(30),
+        "captures on host1 and host2",
+        || a.sidecars().len() == 1 && named.sidecars().len() == 1,
+    );
+    let (sa, sn) = (a.sidecars().remove(0), named.sidecars().remove(0));
+    assert_eq!(sa.triggers[0].name, "nccl-ib-retry-exceeded");
+    assert_eq!(sn.incident, sa.incident);
+    check_file(&named.out, named.dst, &sn);
+    // host3 is in the job but not named: it captured nothing, and it is not
+    // counted as silent (it was not asked).
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(other.sidecars().is_empty(), "{}", other.stderr());
+    let f = sa.fleet.as_ref().expect("fleet section");
+    let hosts: Vec<&str> = f.hosts.iter().map(|h| h.host.as_str()).collect();
+    assert_eq!(hosts, ["host1", "host2"], "{f:?}");
+    assert!(f.silent.is_empty(), "{f:?}");
+    for x in [a, named, other] {
+        x.stop();
+    }
+}
+
+/// GET `/metrics` of an agent whose API listens on `port`.
+fn metrics(port: u16) -> String {
+    let (status, body) =
+        http(port, "GET", "/metrics", "", Duration::from_secs(5)).expect("the API answers");
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+#[test]
+fn with_nats_down_local_capture_goes_on_and_the_announcement_is_delivered_on_reconnect() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut nats = NatsServer::start(dir.path(), Some(TOKEN));
+    let job = "job-outage";
+    let port = free_port();
+    let a = agent(
+        dir.path(),
+        &nats,
+        job,
+        1,
+        &format!("[api]\nlisten = \"127.0.0.1:{port}\""),
+    );
+    let b = agent(dir.path(), &nats, job, 2, "");
+    assert_eq!(metric(&metrics(port), "tripcap_fleet_connected"), 1.0);
+    traffic(&[&a, &b], 6000, |i| match i {
+        500 => nats.kill(),
+        1500 => a.say("rank 0: TRIPCAP-FLEET-TEST-FAILURE while NATS is down"),
+        3500 => {
+            // host1 captured alone: NATS is not in the capture path.
+            assert_eq!(a.sidecars().len(), 1, "{}", a.stderr());
+            let m = metrics(port);
+            assert_eq!(metric(&m, "tripcap_fleet_connected"), 0.0, "{m}");
+            assert_eq!(metric(&m, "tripcap_fleet_outbox"), 1.0, "{m}");
+            nats.restart();
+        }
+        _ => {}
+    });
+    wait_until(
+        Duration::from_secs(30),
+        "host2's capture after the outage",
+        || b.sidecars().len() == 1,
+    );
+    let (sa, sb) = (a.sidecars().remove(0), b.sidecars().remove(0));
+    assert_eq!(sb.incident, sa.incident);
+    // Published on reconnect with its original times: host2's window is the one
+    // asked 2 s before NATS came back, out of its ring.
+    assert_eq!(sb.window.asked_start_ns, sa.window.asked_start_ns);
+    assert!(sb.window.complete, "{:?}", sb.window);
+    check_file(&b.out, b.dst, &sb);
+    let m = metrics(port);
+    assert_eq!(metric(&m, "tripcap_fleet_connected"), 1.0, "{m}");
+    assert!(metric(&m, "tripcap_fleet_disconnects_total") >= 1.0, "{m}");
+    assert_eq!(
+        metric(&m, "tripcap_fleet_announcements_sent_total"),
+        1.0,
+        "{m}"
+    );
+    let log = a.stop();
+    assert!(log.contains("disconnected from NATS"), "{log}");
+    b.stop();
+}
+
+#[test]
+fn two_hundred_nodes_announcing_at_once_make_one_incident() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = NatsServer::start(dir.path(), Some(TOKEN));
+    let job = "job-storm";
+    let agents: Vec<Agent> = (1..=3)
+        .map(|n| agent(dir.path(), &nats, job, n, ""))
+        .collect();
+    let refs: Vec<&Agent> = agents.iter().collect();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let client = rt.block_on(nats.client());
+    let mut storm = None;
+    traffic(&refs, 3000, |i| {
+        if i != 1500 {
+            return;
+        }
+        // The three agents and 197 other nodes (this test, speaking the agents'
+        // protocol on the real server) announce the same failure at once.
+        for a in &agents {
+            a.say("rank 0: TRIPCAP-FLEET-TEST-FAILURE everywhere");
+        }
+        let js = async_nats::jetstream::new(client.clone());
+        let now = tripcap::clock::now_ns();
+        let subject = format!("tripcap.job.{job}.announce");
+        storm = Some(rt.spawn(async move {
+            let sends = (3..200).map(|n| {
+                let a = serde_json::json!({
+                    "v": 1, "job": job, "host": format!("node{n}"),
+                    "incident": format!("storm-node{n}"), "trigger": "pattern",
+                    "class": "custom", "line": "TRIPCAP-FLEET-TEST-FAILURE",
+                    "at_ns": now, "pre_ns": S, "post_ns": S,
+                    "asked": [now - S, now + S], "max_window_ns": 600 * S,
+                });
+                let (js, subject) = (js.clone(), subject.clone());
+                async move {
+                    let ack = js
+                        .publish(subject, serde_json::to_vec(&a).expect("json").into())
+                        .await
+                        .expect("publish");
+                    ack.await.expect("ack");
+                }
+            });
+            futures_util::future::join_all(sends).await;
+            // A malformed one, and an answer with a wrong shape: counted, logged once.
+            for kind in ["announce", "answer"] {
+                let ack = js
+                    .publish(
+                        format!("tripcap.job.{job}.{kind}"),
+                        "{\"v\":1,\"oops\":true}".into(),
+                    )
+                    .await
+                    .expect("publish");
+                ack.await.expect("ack");
+            }
+        }));
+    });
+    rt.block_on(storm.expect("storm sent")).expect("storm task");
+    wait_until(Duration::from_secs(30), "a capture on every agent", || {
+        agents.iter().all(|a| !a.sidecars().is_empty())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let sides: Vec<Sidecar> = agents
+        .iter()
+        .map(|a| {
+            let mut s = a.sidecars();
+            assert_eq!(s.len(), 1, "one window per agent: {}", a.stderr());
+            s.remove(0)
+        })
+        .collect();
+    let incident = &sides[0].incident;
+    assert!(sides.iter().all(|s| &s.incident == incident), "{sides:?}");
+    // Bounded traffic: 200 announcements, one answer and one hello per agent, the 2 bad ones.
+    let info = rt.block_on(async {
+        let js = async_nats::jetstream::new(client.clone());
+        let mut stream = js.get_stream("TRIPCAP_FLEET").await.expect("stream");
+        stream.info().await.expect("info").state.messages
+    });
+    assert!((202..=208).contains(&info), "{info} messages in the stream");
+    for a in agents {
+        let log = a.stop();
+        assert_eq!(log.matches("fleet: ignored a message").count(), 1, "{log}");
+    }
+}
+
+#[test]
+fn a_wrong_token_is_a_clear_start_up_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = NatsServer::start(dir.path(), Some(TOKEN));
+    let cfg = dir.path().join("agent.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[fleet]\nnats = \"{}\"\njob = \"j1\"\ntoken = \"${{{TOKEN_ENV}}}\"\n",
+            nats.url()
+        ),
+    )
+    .expect("config");
+    let wrong = "not-the-token-9f2e";
+    let out = run(tripcap()
+        .arg("run")
+        .arg("-c")
+        .arg(&cfg)
+        .args(["-i", "lo", "-o"])
+        .arg(dir.path().join("out"))
+        .env(TOKEN_ENV, wrong));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("refused the credentials") && stderr.contains("check `token`"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(wrong),
+        "the credential is never printed: {stderr}"
+    );
+}

@@ -35,8 +35,15 @@ fn init_logging(format: LogFormat, verbose: u8) {
         1 => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // The NATS client logs every reconnect attempt at info; the fleet says what
+    // matters (disconnected, reconnected) itself. RUST_LOG=async_nats=… wins.
+    if !std::env::var("RUST_LOG").is_ok_and(|v| v.contains("async_nats")) {
+        if let Ok(d) = "async_nats=warn".parse() {
+            filter = filter.add_directive(d);
+        }
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

@@ -287,6 +287,9 @@ struct Reader {
     prefix: String,
     seq: u64,
     warned_malformed: bool,
+    /// Incidents this agent has answered (once each: a storm of announcements
+    /// joining one incident costs one answer per agent), newest last.
+    answered: VecDeque<String>,
 }
 
 impl Reader {
@@ -339,6 +342,13 @@ impl Reader {
     }
 
     fn answer(&mut self, incident: &str, window: [i64; 2]) {
+        if self.answered.iter().any(|i| i == incident) {
+            return;
+        }
+        self.answered.push_back(incident.to_string());
+        if self.answered.len() > super::ledger::MAX_INCIDENTS {
+            self.answered.pop_front();
+        }
         let a = Answer {
             v: VERSION,
             job: self.parts.job.clone(),
@@ -443,6 +453,7 @@ async fn run(
         prefix: prefix.clone(),
         seq: 0,
         warned_malformed: false,
+        answered: VecDeque::new(),
     };
     reader.hello(false);
     let mut next_seq = 1u64;
