@@ -22,6 +22,8 @@ use tripcap::traffic::{Flow, Generator, ROCE_PORT};
 const TOKEN: &str = "fleet-test-token-5d1c";
 const TOKEN_ENV: &str = "TRIPCAP_TEST_FLEET_TOKEN";
 const S: i64 = 1_000_000_000;
+const COLLECT_TOKEN: &str = "collector-token-77aa";
+const COLLECT_TOKEN_ENV: &str = "TRIPCAP_TEST_COLLECT_TOKEN";
 
 /// One agent under test.
 struct Agent {
@@ -166,8 +168,19 @@ fn a_failure_on_one_node_is_captured_by_the_whole_job_under_one_incident() {
     let dir = tempfile::tempdir().expect("tempdir");
     let nats = NatsServer::start(dir.path(), Some(TOKEN));
     let job = "job-three";
+    // Every agent uploads to one collector: its page shows the incident's hosts side by side.
+    let c = start_collector(
+        &dir.path().join("collected"),
+        COLLECT_TOKEN_ENV,
+        COLLECT_TOKEN,
+        &[],
+    );
+    let upload = format!(
+        "[upload]\nurl = \"{}/upload/{{host}}/{{incident}}/{{file}}\"\nheaders = {{ Authorization = \"Bearer {COLLECT_TOKEN}\" }}\nmin_backoff = \"50ms\"",
+        c.url
+    );
     let agents: Vec<Agent> = (1..=3)
-        .map(|n| agent(dir.path(), &nats, job, n, ""))
+        .map(|n| agent(dir.path(), &nats, job, n, &upload))
         .collect();
     let refs: Vec<&Agent> = agents.iter().collect();
     traffic(&refs, 3000, |i| {
@@ -224,6 +237,40 @@ fn a_failure_on_one_node_is_captured_by_the_whole_job_under_one_incident() {
     for ((out, dst), s) in files.iter().zip(&sides) {
         check_file(out, *dst, s);
     }
+    // The collector's page: one section for the incident, the three hosts in one grid.
+    wait_until(Duration::from_secs(30), "three uploads", || {
+        (1..=3).all(|n| {
+            c.dir
+                .join(incident)
+                .join(format!("host{n}"))
+                .join(format!("{incident}.json"))
+                .is_file()
+        })
+    });
+    let port: u16 = c
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    let (status, page) = http(port, "GET", "/", "", Duration::from_secs(5)).expect("page");
+    assert_eq!(status, 200);
+    assert_eq!(
+        page.matches("<section class=\"incident\"").count(),
+        1,
+        "{page}"
+    );
+    let section = &page[page.find("<div class=\"hosts\">").expect("hosts grid")..];
+    for n in 1..=3 {
+        assert!(
+            section.contains(&format!("Host <code>host{n}</code>")),
+            "{page}"
+        );
+    }
+    assert!(
+        page.contains("announced by <code>host1</code>: captured by 3 host(s)"),
+        "{page}"
+    );
 }
 
 const ERROR_12: &str = "host1:123:456 [0] transport/net_ib.cc:1234 NCCL WARN NET/IB : Got completion from peer 10.0.3.7<52311> with error 12, opcode 0, len 0, vendor err 129 (Recv) localGid ::ffff:10.0.3.6 remoteGids::ffff:10.0.3.7";

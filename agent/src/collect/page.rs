@@ -188,7 +188,9 @@ fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 fn render(incidents: &[IncidentView], total: usize) -> String {
     let mut h = String::from(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tripcap captures</title>\
-<style>body{font-family:sans-serif;margin:1.5em;max-width:70em}section{border-top:1px solid #ccc;padding:.5em 0}\
+<style>body{font-family:sans-serif;margin:1.5em}section{border-top:1px solid #ccc;padding:.5em 0}\
+.hosts{display:grid;grid-template-columns:repeat(auto-fit,minmax(24em,1fr));gap:1em;align-items:start}\
+.host{min-width:0}\
 code,pre{font-size:.9em}pre{white-space:pre-wrap;background:#f6f6f6;padding:.3em}.bad{color:#a00}\
 img{max-width:100%;border:1px solid #ddd}</style></head><body>\n<h1>tripcap captures</h1>\n",
     );
@@ -208,16 +210,63 @@ img{max-width:100%;border:1px solid #ddd}</style></head><body>\n<h1>tripcap capt
     h
 }
 
-/// One incident's section: its hosts in turn.
+/// One incident's section: who took part (a fleet incident), then its hosts
+/// side by side.
 fn render_incident(h: &mut String, inc: &IncidentView) {
     let iid = esc(&inc.incident);
     h.push_str(&format!(
         "<section class=\"incident\" id=\"{iid}\">\n<h2>Incident <code>{iid}</code></h2>\n"
     ));
+    render_fleet(h, inc);
+    h.push_str("<div class=\"hosts\">\n");
     for host in &inc.hosts {
         render_host(h, inc, host);
     }
-    h.push_str("</section>\n");
+    h.push_str("</div></section>\n");
+}
+
+/// A fleet incident: the job, who announced it, the hosts that captured (with
+/// or without an upload here yet) and those asked that did not answer. Read from
+/// the sidecar that knows most hosts (they close at different times).
+fn render_fleet(h: &mut String, inc: &IncidentView) {
+    let fleet = inc
+        .hosts
+        .iter()
+        .filter_map(|host| host.sidecar.as_ref()?.get("fleet"))
+        .max_by_key(|f| f.get("hosts").and_then(Value::as_array).map_or(0, Vec::len));
+    let Some(f) = fleet else {
+        return;
+    };
+    let names = |key: &str, field: Option<&str>| -> Vec<String> {
+        f.get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| match field {
+                        Some(k) => str_at(x, k),
+                        None => x.as_str(),
+                    })
+                    .map(|s| format!("<code>{}</code>", esc(s)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let captured = names("hosts", Some("host"));
+    let silent = names("silent", None);
+    h.push_str(&format!(
+        "<p class=\"fleet\">Job <code>{}</code>, announced by <code>{}</code>: captured by {} host(s): {}",
+        esc(str_at(f, "job").unwrap_or("?")),
+        esc(str_at(f, "announced_by").unwrap_or("?")),
+        captured.len(),
+        captured.join(", ")
+    ));
+    if !silent.is_empty() {
+        h.push_str(&format!(
+            "; <span class=\"bad\">not answering: {}</span>",
+            silent.join(", ")
+        ));
+    }
+    h.push_str("</p>\n");
 }
 
 /// One host of an incident: triggers and window (from the sidecar), timeline,
