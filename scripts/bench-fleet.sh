@@ -19,7 +19,7 @@ AGENT=""
 trap 'kill $AGENT $NATS 2>/dev/null || true; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do grep -q "Server is ready" "$WORK/nats.log" && break; sleep 0.1; done
 "$BIN" run -i lo -f "udp port 4791" -o "$WORK/out" --nats "nats://127.0.0.1:$PORT" --job bench \
-  --host bench-agent 2>"$WORK/agent.log" &
+  --host bench-agent >"$WORK/agent.out" 2>"$WORK/agent.log" &
 AGENT=$!
 for _ in $(seq 200); do grep -q "following the job's announcements" "$WORK/agent.log" && break; sleep 0.1; done
 target/release/examples/fleet_latency "nats://127.0.0.1:$PORT" bench "$SAMPLES"
