@@ -21,8 +21,12 @@ use futures_util::StreamExt;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let url = args.next().ok_or("usage: fleet_latency NATS_URL JOB [SAMPLES]")?;
-    let job = args.next().ok_or("usage: fleet_latency NATS_URL JOB [SAMPLES]")?;
+    let url = args
+        .next()
+        .ok_or("usage: fleet_latency NATS_URL JOB [SAMPLES]")?;
+    let job = args
+        .next()
+        .ok_or("usage: fleet_latency NATS_URL JOB [SAMPLES]")?;
     let samples: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(200);
     let client = async_nats::connect(&url).await?;
     let js = async_nats::jetstream::new(client.clone());

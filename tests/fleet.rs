@@ -506,3 +506,47 @@ fn a_wrong_token_is_a_clear_start_up_error() {
         "the credential is never printed: {stderr}"
     );
 }
+
+#[test]
+fn a_named_node_of_another_job_captures_and_a_dead_member_is_listed_silent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = NatsServer::start(dir.path(), Some(TOKEN));
+    let a = agent(dir.path(), &nats, "job-a", 1, "");
+    // Another job's node that owns the named address, and one that does not read
+    // named announcements (`peers = "job"`).
+    let named = agent(
+        dir.path(),
+        &nats,
+        "job-b",
+        2,
+        "peers = \"both\"\naddresses = [\"10.0.3.7\"]",
+    );
+    let job_only = agent(dir.path(), &nats, "job-b", 3, "addresses = [\"10.0.3.7\"]");
+    // A member of job-a that dies without a goodbye.
+    let mut dead = agent(dir.path(), &nats, "job-a", 4, "");
+    dead.child.kill().expect("kill");
+    dead.child.wait().expect("wait");
+    traffic(&[&a, &named, &job_only], 3000, |i| {
+        if i == 1500 {
+            a.say(ERROR_12);
+        }
+    });
+    wait_until(
+        Duration::from_secs(30),
+        "captures on host1 and host2",
+        || a.sidecars().len() == 1 && named.sidecars().len() == 1,
+    );
+    let (sa, sn) = (a.sidecars().remove(0), named.sidecars().remove(0));
+    assert_eq!(sn.incident, sa.incident);
+    assert_eq!(sn.triggers[0].name, "fleet");
+    check_file(&named.out, named.dst, &sn);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(job_only.sidecars().is_empty(), "{}", job_only.stderr());
+    let f = sa.fleet.as_ref().expect("fleet section");
+    let hosts: Vec<&str> = f.hosts.iter().map(|h| h.host.as_str()).collect();
+    assert_eq!(hosts, ["host1", "host2"], "{f:?}");
+    assert_eq!(f.silent, ["host4"], "{f:?}");
+    for x in [a, named, job_only] {
+        x.stop();
+    }
+}

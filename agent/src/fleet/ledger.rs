@@ -157,9 +157,8 @@ impl Ledger {
             p.window = Some(a.window);
             p.ring_from_ns = a.ring_from_ns;
         }
-        if !self.members.contains_key(&a.host) {
-            self.hello_member(&a.host, Vec::new(), Peers::Job);
-        }
+        // Not a member on that account: an agent of another job that owns a
+        // named address answers too, and must not be asked for the job's next incident.
     }
 
     /// Apply a hello (or bye).

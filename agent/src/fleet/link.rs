@@ -134,8 +134,95 @@ pub async fn start(parts: FleetParts, tasks: &Tasks) -> Result<(), FleetError> {
         Arc::clone(&parts.stats),
         stop.clone(),
     ));
-    tasks.spawn(run(parts, js, client, out_tx, stop));
+    // What this agent reads: its job's subjects, in the stream's order (the ledger
+    // needs it), and with `peers = "named"`/`"both"` the announcements that name one
+    // of its addresses, from any job.
+    let (in_tx, in_rx) = tokio::sync::mpsc::channel(1024);
+    let stream = parts.config.stream.clone();
+    let mut follows = vec![(
+        format!("{}.>", message::job_prefix(&parts.job)),
+        "the job's announcements".to_string(),
+    )];
+    if parts.config.peers != Peers::Job {
+        for ip in &parts.addresses {
+            follows.push((
+                message::addr_subject(ip),
+                format!("announcements naming {ip}"),
+            ));
+        }
+    }
+    for (filter, what) in follows {
+        tasks.spawn(follow(
+            js.clone(),
+            stream.clone(),
+            filter,
+            what,
+            in_tx.clone(),
+            stop.clone(),
+        ));
+    }
+    tasks.spawn(run(parts, js, client, out_tx, in_rx, stop));
     Ok(())
+}
+
+/// Read the stream's messages on `filter` in order, from the first one kept,
+/// into `tx`; after an error (the server went away) resume after the last one read.
+async fn follow(
+    js: jetstream::Context,
+    stream: String,
+    filter: String,
+    what: String,
+    tx: tokio::sync::mpsc::Sender<(String, bytes::Bytes)>,
+    stop: CancellationToken,
+) {
+    let mut next_seq = 1u64;
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let messages = tokio::select! {
+            _ = stop.cancelled() => return,
+            m = consume_from(&js, &stream, &filter, next_seq) => m,
+        };
+        let messages = match messages {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::debug!(error = %e, %filter, "fleet: stream not ready; retrying");
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(100);
+        tracing::info!(%stream, from = next_seq, "fleet: following {what}");
+        tokio::pin!(messages);
+        loop {
+            let m = tokio::select! {
+                _ = stop.cancelled() => return,
+                m = messages.next() => m,
+            };
+            match m {
+                Some(Ok(m)) => {
+                    if let Ok(info) = m.info() {
+                        next_seq = info.stream_sequence + 1;
+                    }
+                    if tx
+                        .send((m.subject.to_string(), m.payload.clone()))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, %filter, "fleet: stream read failed; resuming");
+                    break;
+                }
+                None => break,
+            }
+        }
+    }
 }
 
 /// A client that connects in the background, retrying for ever.
@@ -294,12 +381,17 @@ struct Reader {
 
 impl Reader {
     fn send<T: serde::Serialize>(&mut self, kind: &str, body: &T, announcement: bool) {
+        let subject = format!("{}.{kind}", self.prefix);
+        self.send_to(subject, body, announcement);
+    }
+
+    fn send_to<T: serde::Serialize>(&mut self, subject: String, body: &T, announcement: bool) {
         let Ok(payload) = serde_json::to_vec(body) else {
             return;
         };
         self.seq += 1;
         let _ = self.out.send(Outgoing {
-            subject: format!("{}.{kind}", self.prefix),
+            subject,
             payload: payload.into(),
             id: format!("{}/{}/{}", self.parts.host, self.parts.started_at, self.seq),
             announcement,
@@ -342,6 +434,13 @@ impl Reader {
     }
 
     fn answer(&mut self, incident: &str, window: [i64; 2]) {
+        let job = self.parts.job.clone();
+        self.answer_to(&job, incident, window);
+    }
+
+    /// Answer incident `incident` of `job` (ours, or the job of an announcement
+    /// that named our address), once.
+    fn answer_to(&mut self, job: &str, incident: &str, window: [i64; 2]) {
         if self.answered.iter().any(|i| i == incident) {
             return;
         }
@@ -351,26 +450,47 @@ impl Reader {
         }
         let a = Answer {
             v: VERSION,
-            job: self.parts.job.clone(),
+            job: job.to_string(),
             host: self.parts.host.clone(),
             incident: incident.to_string(),
             window,
             ring_from_ns: Some(self.parts.ring.span().reaches_back_to),
         };
-        self.send("answer", &a, false);
+        let subject = format!("{}.answer", message::job_prefix(job));
+        self.send_to(subject, &a, false);
+    }
+
+    /// Tell the owners of the addresses `a` names, whatever their job, under the
+    /// agreed id `id`.
+    fn tell_named(&mut self, a: &Announcement, id: &str) {
+        let mut named = a.clone();
+        named.incident = id.to_string();
+        for ip in &a.peers {
+            self.send_to(message::addr_subject(ip), &named, false);
+        }
+    }
+
+    fn rejected(&mut self, subject: &str, e: &message::Rejected) {
+        super::FleetStats::add(&self.parts.stats.ignored);
+        if !self.warned_malformed {
+            self.warned_malformed = true;
+            tracing::warn!(subject, error = %e, "fleet: ignored a message (further ones are only counted in /metrics)");
+        }
     }
 
     /// One message off the stream, in order.
     fn read(&mut self, subject: &str, payload: &[u8]) {
-        let stats = Arc::clone(&self.parts.stats);
+        if subject.starts_with(message::ADDR_PREFIX) {
+            match message::parse_named(payload) {
+                Ok(a) => self.act_named(&a),
+                Err(e) => self.rejected(subject, &e),
+            }
+            return;
+        }
         let msg = match message::parse(&self.parts.job, subject, payload) {
             Ok(m) => m,
             Err(e) => {
-                super::FleetStats::add(&stats.ignored);
-                if !self.warned_malformed {
-                    self.warned_malformed = true;
-                    tracing::warn!(subject, error = %e, "fleet: ignored a message (further ones are only counted in /metrics)");
-                }
+                self.rejected(subject, &e);
                 return;
             }
         };
@@ -389,8 +509,12 @@ impl Reader {
         let stats = Arc::clone(&self.parts.stats);
         let id = verdict.id().to_string();
         if a.host == self.parts.host {
-            // Our own announcement: our window takes the agreed id.
+            // Our own announcement: our window takes the agreed id, and the owners
+            // of the addresses it names hear of it (once).
             if let Some(window) = self.parts.recorder.tie(&a.incident, &id) {
+                if !a.peers.is_empty() && !self.answered.iter().any(|i| *i == id) {
+                    self.tell_named(a, &id);
+                }
                 self.answer(&id, window);
             }
             return;
@@ -407,6 +531,31 @@ impl Reader {
             super::FleetStats::add(&stats.ignored);
             return;
         }
+        let job = self.parts.job.clone();
+        self.capture(&job, a, &id, asked);
+    }
+
+    /// An announcement of another job that names one of our addresses (it carries
+    /// the id its job agreed on): capture it, and answer on that job's subject.
+    fn act_named(&mut self, a: &Announcement) {
+        if a.job == self.parts.job {
+            return; // our job's stream carries it, in order
+        }
+        if !a.peers.iter().any(|p| self.parts.addresses.contains(p)) {
+            super::FleetStats::add(&self.parts.stats.ignored);
+            return;
+        }
+        super::FleetStats::add(&self.parts.stats.received);
+        if a.asked[1] < self.parts.started_at {
+            return;
+        }
+        let (job, id) = (a.job.clone(), a.incident.clone());
+        self.capture(&job, a, &id, a.asked);
+    }
+
+    /// Open (or extend) the window `asked` for incident `id` of `job`, and answer.
+    fn capture(&mut self, job: &str, a: &Announcement, id: &str, asked: [i64; 2]) {
+        let stats = Arc::clone(&self.parts.stats);
         let record = TriggerRecord {
             name: super::FLEET_TRIGGER.to_string(),
             class: a.class.clone(),
@@ -422,11 +571,11 @@ impl Reader {
         match self
             .parts
             .recorder
-            .join(self.parts.trigger, &id, asked, record)
+            .join(self.parts.trigger, id, asked, record)
         {
             Ok(Some(j)) => {
                 super::FleetStats::add(&stats.joined);
-                self.answer(&id, j.window);
+                self.answer_to(job, id, j.window);
             }
             Ok(None) => {}
             Err(e) => {
@@ -436,17 +585,17 @@ impl Reader {
     }
 }
 
-/// Set up the stream, say hello, then read the job's stream in order while
-/// announcing local captures; on stop, say bye.
+/// Say hello, then act on what the followers read while announcing local
+/// captures; on stop, say bye.
 async fn run(
     parts: FleetParts,
     js: jetstream::Context,
     client: async_nats::Client,
     out: UnboundedSender<Outgoing>,
+    mut incoming: tokio::sync::mpsc::Receiver<(String, bytes::Bytes)>,
     stop: CancellationToken,
 ) {
     let prefix = message::job_prefix(&parts.job);
-    let stream_name = parts.config.stream.clone();
     let mut reader = Reader {
         parts,
         out,
@@ -456,63 +605,26 @@ async fn run(
         answered: VecDeque::new(),
     };
     reader.hello(false);
-    let mut next_seq = 1u64;
-    let mut backoff = Duration::from_millis(100);
     let mut hello_at = tokio::time::Instant::now() + HELLO_EVERY;
     let mut was_connected = true;
-    'consume: loop {
-        if stop.is_cancelled() {
-            break;
+    loop {
+        let connected = client.connection_state() == async_nats::connection::State::Connected;
+        if connected && !was_connected {
+            reader.hello(false); // membership after an outage
         }
-        let messages = match consume_from(&js, &stream_name, &prefix, next_seq).await {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::debug!(error = %e, "fleet: stream not ready; retrying");
-                // Local captures are announced (queued) while we wait.
-                let sleep = tokio::time::sleep(backoff);
-                tokio::pin!(sleep);
-                loop {
-                    tokio::select! {
-                        _ = stop.cancelled() => break 'consume,
-                        _ = &mut sleep => break,
-                        o = reader.parts.opened.recv() => if let Some(o) = o { reader.announce(o) },
-                    }
-                }
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-                continue;
+        was_connected = connected;
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            o = reader.parts.opened.recv() => if let Some(o) = o { reader.announce(o) },
+            _ = tokio::time::sleep_until(hello_at) => {
+                reader.hello(false);
+                hello_at = tokio::time::Instant::now() + HELLO_EVERY;
             }
-        };
-        backoff = Duration::from_millis(100);
-        tracing::info!(job = %reader.parts.job, stream = %stream_name, from = next_seq, "fleet: following the job's announcements");
-        tokio::pin!(messages);
-        loop {
-            let connected = client.connection_state() == async_nats::connection::State::Connected;
-            if connected && !was_connected {
-                reader.hello(false); // membership after an outage
-            }
-            was_connected = connected;
-            tokio::select! {
-                _ = stop.cancelled() => break 'consume,
-                o = reader.parts.opened.recv() => if let Some(o) = o { reader.announce(o) },
-                _ = tokio::time::sleep_until(hello_at) => {
-                    reader.hello(false);
-                    hello_at = tokio::time::Instant::now() + HELLO_EVERY;
-                }
-                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                m = messages.next() => match m {
-                    Some(Ok(m)) => {
-                        if let Ok(info) = m.info() {
-                            next_seq = info.stream_sequence + 1;
-                        }
-                        reader.read(m.subject.as_str(), &m.payload);
-                    }
-                    Some(Err(e)) => {
-                        tracing::debug!(error = %e, "fleet: stream read failed; resuming");
-                        continue 'consume;
-                    }
-                    None => continue 'consume,
-                },
-            }
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+            m = incoming.recv() => match m {
+                Some((subject, payload)) => reader.read(&subject, &payload),
+                None => break,
+            },
         }
     }
     // A clean stop: not asked from now on. Best effort, bounded.
@@ -534,17 +646,20 @@ async fn run(
     }
 }
 
-/// Ensure the stream and read `prefix.>` from stream sequence `seq` on, in order.
+/// Ensure the stream and read `filter` from stream sequence `seq` on, in order.
 async fn consume_from(
     js: &jetstream::Context,
     name: &str,
-    prefix: &str,
+    filter: &str,
     seq: u64,
 ) -> Result<consumer::pull::Ordered, async_nats::Error> {
     let stream = js
         .get_or_create_stream(stream::Config {
             name: name.to_string(),
-            subjects: vec!["tripcap.job.>".to_string()],
+            subjects: vec![
+                "tripcap.job.>".to_string(),
+                format!("{}>", message::ADDR_PREFIX),
+            ],
             max_age: STREAM_AGE,
             duplicate_window: Duration::from_secs(120),
             max_message_size: i32::try_from(message::MAX_MESSAGE).unwrap_or(i32::MAX),
@@ -554,7 +669,7 @@ async fn consume_from(
         .await?;
     let consumer = stream
         .create_consumer(consumer::pull::OrderedConfig {
-            filter_subject: format!("{prefix}.>"),
+            filter_subject: filter.to_string(),
             deliver_policy: consumer::DeliverPolicy::ByStartSequence {
                 start_sequence: seq,
             },

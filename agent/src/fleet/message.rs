@@ -165,6 +165,35 @@ pub fn job_prefix(job: &str) -> String {
     format!("tripcap.job.{job}")
 }
 
+/// Prefix of the subjects that carry announcements to the owners of named
+/// addresses, whatever their job.
+pub const ADDR_PREFIX: &str = "tripcap.addr.";
+
+/// The subject on which announcements naming `ip` reach its owner (`.` and `:`
+/// become `_`: `tripcap.addr.10_0_3_7`).
+pub fn addr_subject(ip: &IpAddr) -> String {
+    format!("{ADDR_PREFIX}{}", ip.to_string().replace(['.', ':'], "_"))
+}
+
+/// Read an announcement that reached us because it names one of our addresses:
+/// any job (it must be a valid one), our version, within the size limit.
+pub fn parse_named(payload: &[u8]) -> Result<Announcement, Rejected> {
+    if payload.len() > MAX_MESSAGE {
+        return Err(Rejected::Oversized(payload.len()));
+    }
+    let a: Announcement = serde_json::from_slice(payload).map_err(|e| Rejected::Malformed {
+        kind: "announce",
+        error: e.to_string(),
+    })?;
+    if a.v != VERSION {
+        return Err(Rejected::Version(a.v));
+    }
+    if !valid_job(&a.job) {
+        return Err(Rejected::OtherJob(a.job));
+    }
+    Ok(a)
+}
+
 /// Read the message on `subject` (its last token names the kind), for `job`.
 pub fn parse(job: &str, subject: &str, payload: &[u8]) -> Result<Message, Rejected> {
     if payload.len() > MAX_MESSAGE {
@@ -305,6 +334,28 @@ mod tests {
         assert_eq!(
             parse("42", "tripcap.job.42.announce", &bytes),
             Err(Rejected::Version(2))
+        );
+    }
+
+    #[test]
+    fn named_announcements_come_from_any_valid_job() {
+        let mut a = announcement();
+        a.job = "other-job".into();
+        let bytes = serde_json::to_vec(&a).expect("json");
+        assert_eq!(parse_named(&bytes), Ok(a.clone()));
+        a.job = "bad.job".into();
+        let bytes = serde_json::to_vec(&a).expect("json");
+        assert_eq!(
+            parse_named(&bytes),
+            Err(Rejected::OtherJob("bad.job".into()))
+        );
+        assert_eq!(
+            addr_subject(&"10.0.3.7".parse().expect("ip")),
+            "tripcap.addr.10_0_3_7"
+        );
+        assert_eq!(
+            addr_subject(&"fe80::1".parse().expect("ip")),
+            "tripcap.addr.fe80__1"
         );
     }
 
