@@ -83,3 +83,41 @@ fn tripcap_run_exits_with_the_error() {
     let last = stderr.lines().last().unwrap_or("");
     assert!(last.contains("tripcapnosuch0"), "{stderr}");
 }
+
+/// The agent's stderr goes away (the terminal closed, the log pipe's reader died):
+/// SIGTERM must still stop it. A log line that cannot be written used to panic the
+/// task that logged it, and the signal task logged before it cancelled.
+#[test]
+fn an_agent_whose_stderr_closed_still_stops_on_sigterm() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = common::tripcap()
+        .args(["run", "-i", "lo", "-o"])
+        .arg(dir.path().join("out"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    {
+        let mut r = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        while !line.contains("capturing") {
+            line.clear();
+            assert!(r.read_line(&mut line).expect("read") > 0, "exited early");
+        }
+    } // the read end closes here: every later log line fails to write
+      // SAFETY: plain kill(2) on our child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("the agent did not stop on SIGTERM with its stderr closed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}

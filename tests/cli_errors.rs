@@ -281,3 +281,39 @@ fn check_and_interfaces_say_whether_this_build_sniffs_rdma() {
         Some(expect.as_str())
     );
 }
+
+#[test]
+fn fleet_and_host_errors_name_the_key_and_the_fix() {
+    assert_eq!(
+        check_config("host = \"a/b\"\n"),
+        "tripcap: tripcap.toml:1:8: `host` \"a/b\" cannot name files and incidents: use 1 to 64 letters, digits, `.`, `-` and `_`"
+    );
+    assert_eq!(
+        check_config("[fleet]\nnats = \"nats://127.0.0.1:4222\"\njob = \"x\"\npeers = \"all\"\n"),
+        "tripcap: tripcap.toml:4:9: unknown variant `all`, expected one of `job`, `named`, `both`"
+    );
+    assert_eq!(
+        check_config("[fleet]\nnats = \"nats://127.0.0.1:4222\"\njob = \"a.b\"\n"),
+        "tripcap: [fleet] `job` \"a.b\" cannot name a NATS subject: use letters, digits, `-` and `_` only"
+    );
+    assert_eq!(
+        fails(&["check", "-i", "lo", "--nats", "nats://[::1", "--job", "5"]),
+        "tripcap: [fleet] `nats` \"nats://[::1\" is not a NATS URL (NATS server URL is invalid: invalid IPv6 address): write it as nats://HOST:PORT or tls://HOST:PORT"
+    );
+    assert_eq!(
+        fails(&["check", "-i", "lo", "--host", "x y"]),
+        "tripcap: --host: host \"x y\" cannot name files and incidents: use 1 to 64 letters, digits, `.`, `-` and `_`"
+    );
+    // No job: neither `job` nor SLURM_JOB_ID.
+    let o = run(tripcap()
+        .args(["check", "-i", "lo", "--nats", "nats://127.0.0.1:4222"])
+        .env_remove("SLURM_JOB_ID"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(
+            "tripcap: [fleet] `job` is not set and SLURM_JOB_ID is not in the environment: set `job` (or pass --job)"
+        ),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -38,88 +38,6 @@ print(srv.server_address[1], flush=True)
 srv.serve_forever()
 "#;
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let o = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("openssl runs (apt-get install openssl)");
-    assert!(
-        o.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// A CA, a server certificate for 127.0.0.1 and a client certificate, all PEM.
-fn make_pki(dir: &Path) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=tripcap test CA",
-        ],
-    );
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("ext");
-    std::fs::write(dir.join("client.ext"), "extendedKeyUsage=clientAuth\n").expect("ext");
-    for (name, ext) in [("server", "server.ext"), ("client", "client.ext")] {
-        openssl(
-            dir,
-            &[
-                "req",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-keyout",
-                &format!("{name}.key"),
-                "-out",
-                &format!("{name}.csr"),
-                "-subj",
-                &format!("/CN={name}"),
-            ],
-        );
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &format!("{name}.csr"),
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                &format!("{name}.pem"),
-                "-days",
-                "2",
-                "-extfile",
-                ext,
-            ],
-        );
-    }
-}
-
 struct Server(Child);
 
 impl Drop for Server {
@@ -187,7 +105,7 @@ fn replay_with_upload(dir: &Path, upload: &str) -> (std::process::Output, std::p
 #[test]
 fn uploads_over_private_tls_with_a_client_certificate() {
     let pki = tempfile::tempdir().expect("tempdir");
-    make_pki(pki.path());
+    common::pki::make_pki(pki.path());
     let received = tempfile::tempdir().expect("tempdir");
     let (_server, port) = start_server(pki.path(), received.path());
     let p = |f: &str| pki.path().join(f).display().to_string();

@@ -72,15 +72,33 @@ fn agent(dir: &Path, nats: &NatsServer, job: &str, n: u8, fleet_extra: &str) -> 
     std::fs::write(&job_log, "NCCL INFO starting\n").expect("log");
     let dst = Ipv4Addr::new(127, 90, n, 2);
     let cfg = base.join("agent.toml");
+    // The server's credential, as a deployment would write it: the secret from the environment.
+    let mut credential = String::new();
+    if nats.token.is_some() {
+        credential.push_str(&format!("token = \"${{{TOKEN_ENV}}}\"\n"));
+    }
+    if let Some((user, _)) = &nats.user {
+        credential.push_str(&format!(
+            "user = \"{user}\"\npassword = \"${{{TOKEN_ENV}}}\"\n"
+        ));
+    }
+    if let Some(pki) = &nats.tls {
+        credential.push_str(&format!("ca_file = \"{}\"\n", pki.join("ca.pem").display()));
+    }
     std::fs::write(
         &cfg,
         format!(
             "host = \"{host}\"\npacks = [\"nccl\"]\n[output]\nreports = false\n\
-             [fleet]\nnats = \"{}\"\njob = \"{job}\"\ntoken = \"${{{TOKEN_ENV}}}\"\n{fleet_extra}\n",
+             [fleet]\nnats = \"{}\"\njob = \"{job}\"\n{credential}{fleet_extra}\n",
             nats.url()
         ),
     )
     .expect("config");
+    let secret = nats
+        .token
+        .clone()
+        .or_else(|| nats.user.as_ref().map(|(_, p)| p.clone()))
+        .unwrap_or_default();
     let out = base.join("out");
     let (child, log) = spawn_ready(
         tripcap()
@@ -94,7 +112,7 @@ fn agent(dir: &Path, nats: &NatsServer, job: &str, n: u8, fleet_extra: &str) -> 
             .arg(&out)
             .arg("--log")
             .arg(&job_log)
-            .env(TOKEN_ENV, nats.token.as_deref().unwrap_or("")),
+            .env(TOKEN_ENV, &secret),
         "fleet: following the job's announcements",
         Duration::from_secs(30),
     );
@@ -549,4 +567,56 @@ fn a_named_node_of_another_job_captures_and_a_dead_member_is_listed_silent() {
     for x in [a, named, job_only] {
         x.stop();
     }
+}
+
+#[test]
+fn over_tls_with_a_user_and_password_and_a_wrong_ca_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pki = dir.path().join("pki");
+    std::fs::create_dir_all(&pki).expect("mkdir");
+    common::pki::make_pki(&pki);
+    let nats = NatsServer::start_with(dir.path(), None, Some(("tripcap", TOKEN)), Some(&pki));
+    let job = "job-tls";
+    let a = agent(dir.path(), &nats, job, 1, "");
+    let b = agent(dir.path(), &nats, job, 2, "");
+    traffic(&[&a, &b], 3000, |i| {
+        if i == 1500 {
+            a.say("rank 0: TRIPCAP-FLEET-TEST-FAILURE over TLS");
+        }
+    });
+    wait_until(Duration::from_secs(30), "both captures", || {
+        a.sidecars().len() == 1 && b.sidecars().len() == 1
+    });
+    assert_eq!(b.sidecars()[0].incident, a.sidecars()[0].incident);
+    for x in [a, b] {
+        let log = x.stop();
+        assert!(!log.contains(TOKEN), "the password is never logged: {log}");
+    }
+    // A CA that did not sign the server's certificate: refused at start, saying what to check.
+    let other = dir.path().join("other-pki");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    common::pki::make_pki(&other);
+    let cfg = dir.path().join("wrong-ca.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[fleet]\nnats = \"{}\"\njob = \"j\"\nuser = \"tripcap\"\npassword = \"${{{TOKEN_ENV}}}\"\nca_file = \"{}\"\n",
+            nats.url(),
+            other.join("ca.pem").display()
+        ),
+    )
+    .expect("config");
+    let out = run(tripcap()
+        .arg("run")
+        .arg("-c")
+        .arg(&cfg)
+        .args(["-i", "lo", "-o"])
+        .arg(dir.path().join("out-wrong-ca"))
+        .env(TOKEN_ENV, TOKEN));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("[fleet] TLS to") && stderr.contains("check `ca_file`"),
+        "{stderr}"
+    );
 }

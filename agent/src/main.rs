@@ -1,6 +1,7 @@
 //! The `tripcap` binary: parses flags, calls the library, maps the result to an
 //! exit code. Errors are printed as one line that says what to do.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -44,9 +45,12 @@ fn init_logging(format: LogFormat, verbose: u8) {
             filter = filter.add_directive(d);
         }
     }
+    // A log line that cannot be written (stderr closed or full) is dropped: the
+    // subscriber must not report it with eprintln!, which panics the task that logged.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .log_internal_errors(false);
     match format {
         LogFormat::Human => builder.init(),
         LogFormat::Json => builder.json().init(),
@@ -257,8 +261,10 @@ fn run_agent(args: RunArgs) -> anyhow::Result<ExitCode> {
         let on_signal = shutdown.clone();
         tokio::spawn(async move {
             wait_for_signal().await;
-            tracing::info!("stopping: closing open captures");
+            // Cancel first: nothing that can fail (a log line to a closed stderr)
+            // comes between the signal and the stop.
             on_signal.cancel();
+            tracing::info!("stopping: closing open captures");
         });
         // Each capture's line is printed as it is written.
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -270,7 +276,14 @@ fn run_agent(args: RunArgs) -> anyhow::Result<ExitCode> {
                     } else {
                         "incomplete"
                     };
-                    println!("{}\t{} packets\t{state}", pcapng.display(), report.packets);
+                    // A closed stdout loses the line, never the agent.
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(
+                        out,
+                        "{}\t{} packets\t{state}",
+                        pcapng.display(),
+                        report.packets
+                    );
                 }
             }
         });

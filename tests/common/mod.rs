@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tripcap::traffic::{self, Flow, Generator};
 
 pub mod nats;
+pub mod pki;
 
 /// `tripcap` with arguments, like ripgrep's TestCommand.
 pub fn tripcap() -> Command {

@@ -14,6 +14,11 @@ pub struct NatsServer {
     pub port: u16,
     /// The token clients must give, if any.
     pub token: Option<String>,
+    /// The user and password clients must give, if any.
+    pub user: Option<(String, String)>,
+    /// A directory made by [`super::pki::make_pki`]: the server speaks TLS only,
+    /// with `server.pem` signed by `ca.pem`.
+    pub tls: Option<PathBuf>,
     store: PathBuf,
     log: PathBuf,
 }
@@ -21,10 +26,22 @@ pub struct NatsServer {
 impl NatsServer {
     /// Start a server on a free port, storing under `dir`; with `token`, clients must give it.
     pub fn start(dir: &Path, token: Option<&str>) -> NatsServer {
+        NatsServer::start_with(dir, token, None, None)
+    }
+
+    /// Start a server with a token, or a user and password, and TLS (`pki`), as asked.
+    pub fn start_with(
+        dir: &Path,
+        token: Option<&str>,
+        user: Option<(&str, &str)>,
+        pki: Option<&Path>,
+    ) -> NatsServer {
         let mut s = NatsServer {
             child: None,
             port: super::free_port(),
             token: token.map(str::to_string),
+            user: user.map(|(u, p)| (u.to_string(), p.to_string())),
+            tls: pki.map(Path::to_path_buf),
             store: dir.join("nats-store"),
             log: dir.join("nats-server.log"),
         };
@@ -32,9 +49,10 @@ impl NatsServer {
         s
     }
 
-    /// `nats://127.0.0.1:PORT`.
+    /// `nats://127.0.0.1:PORT` (`tls://` with TLS).
     pub fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
+        let scheme = if self.tls.is_some() { "tls" } else { "nats" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     /// Kill the server (SIGKILL: no goodbye to clients).
@@ -58,6 +76,16 @@ impl NatsServer {
             .stderr(log);
         if let Some(t) = &self.token {
             cmd.args(["--auth", t]);
+        }
+        if let Some((u, p)) = &self.user {
+            cmd.args(["--user", u, "--pass", p]);
+        }
+        if let Some(pki) = &self.tls {
+            cmd.arg("--tls")
+                .arg("--tlscert")
+                .arg(pki.join("server.pem"))
+                .arg("--tlskey")
+                .arg(pki.join("server.key"));
         }
         self.child = Some(
             cmd.spawn()

@@ -115,6 +115,14 @@ pub async fn start(parts: FleetParts, tasks: &Tasks) -> Result<(), FleetError> {
                     error: e.to_string(),
                 })
             }
+            // A certificate the CA does not vouch for arrives as an I/O error from the
+            // handshake: no retry fixes it, so it stops the start like a bad credential.
+            ConnectErrorKind::Io if is_certificate_error(&e.to_string()) => {
+                return Err(FleetError::Tls {
+                    url,
+                    error: e.to_string(),
+                })
+            }
             _ => {
                 tracing::warn!(nats = %url, error = %e, "fleet: NATS is unreachable; local triggers and captures go on, and the agent keeps trying to connect");
                 background_connect(&parts.config, &parts.stats, addrs).await?
@@ -223,6 +231,13 @@ async fn follow(
             }
         }
     }
+}
+
+/// Whether a connection error is the TLS handshake refusing the server's
+/// certificate (rustls' messages: `invalid peer certificate: …`).
+fn is_certificate_error(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("certificate") || m.contains("handshake")
 }
 
 /// A client that connects in the background, retrying for ever.
