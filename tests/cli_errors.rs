@@ -304,6 +304,11 @@ fn fleet_and_host_errors_name_the_key_and_the_fix() {
         fails(&["check", "-i", "lo", "--host", "x y"]),
         "tripcap: --host: host \"x y\" cannot name files and incidents: use 1 to 64 letters, digits, `.`, `-` and `_`"
     );
+    // The job comes from SLURM_JOB_ID when not given.
+    let o = run(tripcap()
+        .args(["check", "-i", "lo", "--nats", "nats://127.0.0.1:4222"])
+        .env("SLURM_JOB_ID", "4242"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // No job: neither `job` nor SLURM_JOB_ID.
     let o = run(tripcap()
         .args(["check", "-i", "lo", "--nats", "nats://127.0.0.1:4222"])

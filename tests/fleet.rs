@@ -82,6 +82,9 @@ fn agent(dir: &Path, nats: &NatsServer, job: &str, n: u8, fleet_extra: &str) -> 
             "user = \"{user}\"\npassword = \"${{{TOKEN_ENV}}}\"\n"
         ));
     }
+    if nats.nkey_seed.is_some() {
+        credential.push_str(&format!("nkey = \"${{{TOKEN_ENV}}}\"\n"));
+    }
     if let Some(pki) = &nats.tls {
         credential.push_str(&format!("ca_file = \"{}\"\n", pki.join("ca.pem").display()));
     }
@@ -98,6 +101,7 @@ fn agent(dir: &Path, nats: &NatsServer, job: &str, n: u8, fleet_extra: &str) -> 
         .token
         .clone()
         .or_else(|| nats.user.as_ref().map(|(_, p)| p.clone()))
+        .or_else(|| nats.nkey_seed.clone())
         .unwrap_or_default();
     let out = base.join("out");
     let (child, log) = spawn_ready(
@@ -492,37 +496,64 @@ fn two_hundred_nodes_announcing_at_once_make_one_incident() {
     }
 }
 
-#[test]
-fn a_wrong_token_is_a_clear_start_up_error() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let nats = NatsServer::start(dir.path(), Some(TOKEN));
-    let cfg = dir.path().join("agent.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[fleet]\nnats = \"{}\"\njob = \"j1\"\ntoken = \"${{{TOKEN_ENV}}}\"\n",
-            nats.url()
-        ),
-    )
-    .expect("config");
-    let wrong = "not-the-token-9f2e";
+/// `tripcap run` with `[fleet]` body `fleet` (the secret in the environment):
+/// it must refuse to start; its stderr, which must not hold the secret.
+fn start_fails(dir: &Path, fleet: &str, secret: &str) -> String {
+    let cfg = dir.join("refused.toml");
+    std::fs::write(&cfg, format!("[fleet]\n{fleet}\n")).expect("config");
     let out = run(tripcap()
         .arg("run")
         .arg("-c")
         .arg(&cfg)
         .args(["-i", "lo", "-o"])
-        .arg(dir.path().join("out"))
-        .env(TOKEN_ENV, wrong));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .arg(dir.join("out-refused"))
+        .env(TOKEN_ENV, secret));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains(secret),
+        "the credential is never printed: {stderr}"
+    );
+    stderr
+}
+
+#[test]
+fn a_wrong_token_is_a_clear_start_up_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = NatsServer::start(dir.path(), Some(TOKEN));
+    let stderr = start_fails(
+        dir.path(),
+        &format!(
+            "nats = \"{}\"\njob = \"j1\"\ntoken = \"${{{TOKEN_ENV}}}\"",
+            nats.url()
+        ),
+        "not-the-token-9f2e",
+    );
     assert!(
         stderr.contains("refused the credentials") && stderr.contains("check `token`"),
         "{stderr}"
     );
-    assert!(
-        !stderr.contains(wrong),
-        "the credential is never printed: {stderr}"
+}
+
+#[test]
+fn an_nkey_user_connects_and_a_wrong_seed_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let user = nkeys::KeyPair::new_user();
+    let seed = user.seed().expect("seed");
+    let nats = NatsServer::start_nkey(dir.path(), &seed, &user.public_key());
+    // Following the job's stream needs an authorized connection.
+    let a = agent(dir.path(), &nats, "job-nkey", 1, "");
+    assert!(!a.stop().contains(&seed), "the seed is never logged");
+    let other = nkeys::KeyPair::new_user().seed().expect("seed");
+    let stderr = start_fails(
+        dir.path(),
+        &format!(
+            "nats = \"{}\"\njob = \"j1\"\nnkey = \"${{{TOKEN_ENV}}}\"",
+            nats.url()
+        ),
+        &other,
     );
+    assert!(stderr.contains("refused the credentials"), "{stderr}");
 }
 
 #[test]
@@ -596,25 +627,15 @@ fn over_tls_with_a_user_and_password_and_a_wrong_ca_is_a_clear_error() {
     let other = dir.path().join("other-pki");
     std::fs::create_dir_all(&other).expect("mkdir");
     common::pki::make_pki(&other);
-    let cfg = dir.path().join("wrong-ca.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[fleet]\nnats = \"{}\"\njob = \"j\"\nuser = \"tripcap\"\npassword = \"${{{TOKEN_ENV}}}\"\nca_file = \"{}\"\n",
+    let stderr = start_fails(
+        dir.path(),
+        &format!(
+            "nats = \"{}\"\njob = \"j\"\nuser = \"tripcap\"\npassword = \"${{{TOKEN_ENV}}}\"\nca_file = \"{}\"",
             nats.url(),
             other.join("ca.pem").display()
         ),
-    )
-    .expect("config");
-    let out = run(tripcap()
-        .arg("run")
-        .arg("-c")
-        .arg(&cfg)
-        .args(["-i", "lo", "-o"])
-        .arg(dir.path().join("out-wrong-ca"))
-        .env(TOKEN_ENV, TOKEN));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+        TOKEN,
+    );
     assert!(
         stderr.contains("[fleet] TLS to") && stderr.contains("check `ca_file`"),
         "{stderr}"

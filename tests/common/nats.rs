@@ -19,6 +19,10 @@ pub struct NatsServer {
     /// A directory made by [`super::pki::make_pki`]: the server speaks TLS only,
     /// with `server.pem` signed by `ca.pem`.
     pub tls: Option<PathBuf>,
+    /// The seed of the one NKey user the server accepts, if any.
+    pub nkey_seed: Option<String>,
+    /// The user's public key, for the server's `authorization` block.
+    nkey_public: Option<String>,
     store: PathBuf,
     log: PathBuf,
 }
@@ -42,6 +46,26 @@ impl NatsServer {
             token: token.map(str::to_string),
             user: user.map(|(u, p)| (u.to_string(), p.to_string())),
             tls: pki.map(Path::to_path_buf),
+            nkey_seed: None,
+            nkey_public: None,
+            store: dir.join("nats-store"),
+            log: dir.join("nats-server.log"),
+        };
+        s.restart();
+        s
+    }
+
+    /// Start a server that accepts one NKey user: `seed` is its private seed,
+    /// `public` its public key (`U…`).
+    pub fn start_nkey(dir: &Path, seed: &str, public: &str) -> NatsServer {
+        let mut s = NatsServer {
+            child: None,
+            port: super::free_port(),
+            token: None,
+            user: None,
+            tls: None,
+            nkey_seed: Some(seed.to_string()),
+            nkey_public: Some(public.to_string()),
             store: dir.join("nats-store"),
             log: dir.join("nats-server.log"),
         };
@@ -79,6 +103,15 @@ impl NatsServer {
         }
         if let Some((u, p)) = &self.user {
             cmd.args(["--user", u, "--pass", p]);
+        }
+        if let Some(public) = &self.nkey_public {
+            let conf = self.store.with_extension("conf");
+            std::fs::write(
+                &conf,
+                format!("authorization {{ users = [ {{ nkey: \"{public}\" }} ] }}\n"),
+            )
+            .expect("nats config");
+            cmd.arg("-c").arg(conf);
         }
         if let Some(pki) = &self.tls {
             cmd.arg("--tls")

@@ -287,3 +287,30 @@ fn reserved_names_are_those_the_agent_uses() {
         ]
     );
 }
+
+#[test]
+fn fleet_takes_one_url_or_a_list_and_flags_win() {
+    let c = Config::parse(
+        "t.toml",
+        "host = \"n1\"\n[fleet]\nnats = [\"nats://a:4222\", \"nats://b:4222\"]\njob = \"7\"\npeers = \"both\"\n",
+    )
+    .expect("parses");
+    let f = c.fleet.as_ref().expect("fleet");
+    assert_eq!(f.nats, ["nats://a:4222", "nats://b:4222"]);
+    assert_eq!(f.peers, crate::fleet::Peers::Both);
+    assert_eq!(c.fleet_job().expect("job"), Some("7".to_string()));
+    assert_eq!(c.host.as_deref(), Some("n1"));
+    let mut c = Config::parse("t.toml", "").expect("parses");
+    c.apply(&QuickFlags {
+        nats: Some("nats://c:4222".into()),
+        job: Some("9".into()),
+        host: Some("n2".into()),
+        ..Default::default()
+    });
+    assert_eq!(c.fleet_job().expect("job"), Some("9".to_string()));
+    assert_eq!(
+        c.fleet.as_ref().map(|f| f.nats.clone()),
+        Some(vec!["nats://c:4222".to_string()])
+    );
+    assert_eq!(c.host.as_deref(), Some("n2"));
+}
