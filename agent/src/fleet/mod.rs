@@ -6,7 +6,8 @@
 //! announcement's times, under the same incident id. How the id is agreed is
 //! [`ledger`]'s: one JetStream stream orders the announcements, and every agent
 //! applies the same rule to the same order. What goes over the wire is
-//! [`message`]'s; the NATS connection, the stream and the outbox are [`link`]'s.
+//! [`message`]'s; the NATS connection, the stream and the outbox are `link`'s;
+//! what the agent does with what it reads and fires is `respond`'s.
 //!
 //! NATS is never in the capture path: a local trigger opens its window before
 //! anything is published, and with NATS down the agent records exactly as
@@ -16,6 +17,7 @@
 pub mod ledger;
 mod link;
 pub mod message;
+mod respond;
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -24,10 +26,55 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Deserializer};
 
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::recorder::{Opened, Recorder, TriggerId};
+use crate::ring::Ring;
 use crate::sidecar::{FleetHost, FleetReport};
 use crate::window::FleetParticipants;
-pub use link::{start, FleetError, FleetParts};
+pub use link::{start, FleetError};
 pub use message::Peers;
+
+/// Hello again this often, so membership outlives the stream's age (an hour).
+const HELLO_EVERY: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Everything the fleet link is started with.
+pub struct FleetParts {
+    /// `[fleet]`.
+    pub config: FleetConfig,
+    /// The checked job id.
+    pub job: String,
+    /// This agent's host name.
+    pub host: String,
+    /// This node's addresses.
+    pub addresses: Vec<IpAddr>,
+    /// The recorder windows are opened on.
+    pub recorder: Arc<Recorder>,
+    /// The trigger fleet windows are recorded under.
+    pub trigger: TriggerId,
+    /// The ring (how far back it reaches goes into answers).
+    pub ring: Arc<Ring>,
+    /// Packets are all newer than this: older announcements only update the ledger.
+    pub started_at: i64,
+    /// Captures opened by local triggers.
+    pub opened: UnboundedReceiver<Opened>,
+    /// The ledger, shared with closing windows.
+    pub book: Arc<FleetBook>,
+    /// Counters.
+    pub stats: Arc<FleetStats>,
+}
+
+/// One message waiting to be published.
+struct Outgoing {
+    /// The subject.
+    subject: String,
+    /// The JSON.
+    payload: bytes::Bytes,
+    /// `Nats-Msg-Id`: a retry after a lost ack is stored once.
+    id: String,
+    /// Counted as an announcement sent when acknowledged.
+    announcement: bool,
+}
 
 /// Name of the trigger under which windows opened for other agents' announcements are recorded.
 pub const FLEET_TRIGGER: &str = "fleet";
