@@ -77,7 +77,13 @@ impl Drop for Net {
     }
 }
 
-fn tcpdump(iface: &str, file: &std::path::Path, filter: &str) -> std::process::Child {
+/// The oracle: tcpdump writing `file`, and its stderr.
+type Oracle = (
+    std::process::Child,
+    std::sync::Arc<std::sync::Mutex<String>>,
+);
+
+fn tcpdump(iface: &str, file: &std::path::Path, filter: &str) -> Oracle {
     spawn_ready(
         Command::new("tcpdump")
             .args(["-i", iface, "-n", "--time-stamp-precision=nano", "-U", "-w"])
@@ -86,7 +92,26 @@ fn tcpdump(iface: &str, file: &std::path::Path, filter: &str) -> std::process::C
         "listening on",
         Duration::from_secs(20),
     )
-    .0
+}
+
+/// Stop the oracle; how many packets it lost: those the kernel dropped for it
+/// and those its filter took that it never wrote (tcpdump's own report at exit).
+fn stop_oracle((child, log): &mut Oracle) -> u64 {
+    interrupt(child);
+    let mut text = String::new();
+    wait_until(Duration::from_secs(5), "tcpdump's report", || {
+        text = log.lock().map(|l| l.clone()).unwrap_or_default();
+        text.contains("dropped by kernel")
+    });
+    let count = |what: &str| -> u64 {
+        text.lines()
+            .find(|l| l.ends_with(what))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    count("packets dropped by kernel")
+        + count("packets received by filter").saturating_sub(count("packets captured"))
 }
 
 #[test]
@@ -158,8 +183,7 @@ fn two_live_interfaces_go_into_one_file() {
         "{}",
         agent_log.lock().map(|l| l.clone()).unwrap_or_default()
     );
-    interrupt(&mut td_lo);
-    interrupt(&mut td_veth);
+    let oracle_lost = stop_oracle(&mut td_lo) + stop_oracle(&mut td_veth);
 
     let side = read_sidecar(&sidecars(&out)[0]);
     assert_eq!(
@@ -186,8 +210,22 @@ fn two_live_interfaces_go_into_one_file() {
     expected.sort_by(|a, b| a.ts.cmp(&b.ts).then(a.iface.cmp(&b.iface)));
     let ours = tshark_rows(&out.join(&side.file));
     assert!(expected.iter().any(|r| r.iface == "lo") && expected.iter().any(|r| r.iface == VETH));
-    assert_eq!(ours.len(), expected.len());
-    assert_eq!(ours, expected, "both interfaces, merged in time order");
+    if oracle_lost == 0 {
+        assert_eq!(ours, expected, "both interfaces, merged in time order");
+    } else {
+        // tcpdump lost packets on this busy machine (it says how many): ours must
+        // hold every packet it has, in order, and at most as many more as it lost.
+        let mut rest = ours.iter();
+        for r in &expected {
+            assert!(rest.any(|o| o == r), "{r:?} is missing, or out of order");
+        }
+        assert!(
+            ours.len() as u64 <= expected.len() as u64 + oracle_lost,
+            "{} packets, the oracle {} and lost {oracle_lost}",
+            ours.len(),
+            expected.len()
+        );
+    }
     assert_eq!(
         side.interfaces.iter().map(|i| i.packets).sum::<u64>(),
         ours.len() as u64
