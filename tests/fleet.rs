@@ -297,6 +297,22 @@ fn a_failure_on_one_node_is_captured_by_the_whole_job_under_one_incident() {
 
 const ERROR_12: &str = "host1:123:456 [0] transport/net_ib.cc:1234 NCCL WARN NET/IB : Got completion from peer 10.0.3.7<52311> with error 12, opcode 0, len 0, vendor err 129 (Recv) localGid ::ffff:10.0.3.6 remoteGids::ffff:10.0.3.7";
 
+/// Traffic to the three agents for 3 s, `a` logging an error-12 line that names
+/// 10.0.3.7 halfway; the sidecars of `a` and `named` once both have captured.
+fn error_12(a: &Agent, named: &Agent, bystander: &Agent) -> (Sidecar, Sidecar) {
+    traffic(&[a, named, bystander], 3000, |i| {
+        if i == 1500 {
+            a.say(ERROR_12);
+        }
+    });
+    wait_until(
+        Duration::from_secs(30),
+        "captures on host1 and host2",
+        || a.sidecars().len() == 1 && named.sidecars().len() == 1,
+    );
+    (a.sidecars().remove(0), named.sidecars().remove(0))
+}
+
 #[test]
 fn with_peers_named_only_the_node_the_line_names_captures() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -317,17 +333,7 @@ fn with_peers_named_only_the_node_the_line_names_captures() {
         3,
         "peers = \"named\"\naddresses = [\"10.0.3.9\"]",
     );
-    traffic(&[&a, &named, &other], 3000, |i| {
-        if i == 1500 {
-            a.say(ERROR_12);
-        }
-    });
-    wait_until(
-        Duration::from_secs(30),
-        "captures on host1 and host2",
-        || a.sidecars().len() == 1 && named.sidecars().len() == 1,
-    );
-    let (sa, sn) = (a.sidecars().remove(0), named.sidecars().remove(0));
+    let (sa, sn) = error_12(&a, &named, &other);
     assert_eq!(sa.triggers[0].name, "nccl-ib-retry-exceeded");
     assert_eq!(sn.incident, sa.incident);
     check_file(&named.out, named.dst, &sn);
@@ -575,17 +581,7 @@ fn a_named_node_of_another_job_captures_and_a_dead_member_is_listed_silent() {
     let mut dead = agent(dir.path(), &nats, "job-a", 4, "");
     dead.child.kill().expect("kill");
     dead.child.wait().expect("wait");
-    traffic(&[&a, &named, &job_only], 3000, |i| {
-        if i == 1500 {
-            a.say(ERROR_12);
-        }
-    });
-    wait_until(
-        Duration::from_secs(30),
-        "captures on host1 and host2",
-        || a.sidecars().len() == 1 && named.sidecars().len() == 1,
-    );
-    let (sa, sn) = (a.sidecars().remove(0), named.sidecars().remove(0));
+    let (sa, sn) = error_12(&a, &named, &job_only);
     assert_eq!(sn.incident, sa.incident);
     assert_eq!(sn.triggers[0].name, "fleet");
     check_file(&named.out, named.dst, &sn);

@@ -189,17 +189,6 @@ pub struct Opened {
     pub max_window: Duration,
 }
 
-/// A window captured for a fleet incident: its file stem and [start, end].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Joined {
-    /// The local file stem.
-    pub stem: String,
-    /// The window's [start, end] (ns).
-    pub window: [i64; 2],
-    /// Whether a new window was opened for it (else an open one was tied or extended).
-    pub opened: bool,
-}
-
 /// What happened to a firing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fired {
@@ -509,14 +498,15 @@ impl Recorder {
     /// Capture `asked` for fleet incident `id`, announced by another agent:
     /// extend the window already tied to it, or tie an open window that overlaps
     /// (merging the two), or open a new one named after the incident. `record`
-    /// is the announcing trigger, recorded under `trigger` (the fleet's).
+    /// is the announcing trigger, recorded under `trigger` (the fleet's). The
+    /// window's [start, end] after it, or `None` when it closed meanwhile.
     pub fn join(
         &self,
         trigger: TriggerId,
         id: &str,
         asked: [i64; 2],
         record: TriggerRecord,
-    ) -> std::io::Result<Option<Joined>> {
+    ) -> std::io::Result<Option<[i64; 2]>> {
         let mut st = self.lock();
         st.open.retain(|o| !o.shared.is_closed());
         let tied = st
@@ -549,17 +539,27 @@ impl Recorder {
             }
             self.stats.merged.fetch_add(1, Ordering::Relaxed);
             RecorderStats::count(&self.stats.fired_by_trigger, trigger);
-            return Ok(Some(Joined {
-                stem: st.open[i].incident.clone(),
-                window: [start, new_end],
-                opened: false,
-            }));
+            return Ok(Some([start, new_end]));
         }
         let stem = unique_name(&mut st, id);
         let shared = Arc::new(WindowShared::new(asked[0], asked[1], record, 0));
         shared.tie(id, &stem);
+        self.start_window(&mut st, stem, shared, trigger)?;
+        tracing::info!(incident = %id, "capture opened for a fleet incident");
+        Ok(Some(asked))
+    }
+
+    /// Start the writer of window `shared`, named `incident` (its file stem), and
+    /// keep it among the open windows; counted as opened by `trigger`.
+    fn start_window(
+        &self,
+        st: &mut State,
+        incident: String,
+        shared: Arc<WindowShared>,
+        trigger: TriggerId,
+    ) -> std::io::Result<()> {
         let plan = WindowPlan {
-            incident: stem.clone(),
+            incident: incident.clone(),
             dir: self.dir.clone(),
             host: self.host.clone(),
             interfaces: Arc::clone(&self.interfaces),
@@ -572,18 +572,10 @@ impl Recorder {
             self.done.clone(),
             &self.tasks,
         )?;
-        st.open.push(Open {
-            incident: stem.clone(),
-            shared,
-        });
+        st.open.push(Open { incident, shared });
         self.stats.opened.fetch_add(1, Ordering::Relaxed);
         RecorderStats::count(&self.stats.fired_by_trigger, trigger);
-        tracing::info!(incident = %id, "capture opened for a fleet incident");
-        Ok(Some(Joined {
-            stem,
-            window: asked,
-            opened: true,
-        }))
+        Ok(())
     }
 
     fn open_window(
@@ -603,27 +595,8 @@ impl Recorder {
             record.clone(),
             suppressed,
         ));
-        let plan = WindowPlan {
-            incident: incident.clone(),
-            dir: self.dir.clone(),
-            host: self.host.clone(),
-            interfaces: Arc::clone(&self.interfaces),
-            options: self.window_options.clone(),
-        };
-        window::open(
-            &self.ring,
-            plan,
-            Arc::clone(&shared),
-            self.done.clone(),
-            &self.tasks,
-        )?;
-        st.open.push(Open {
-            incident: incident.clone(),
-            shared,
-        });
+        self.start_window(st, incident.clone(), shared, trigger)?;
         st.last_fired[trigger.0] = Some(record.at_ns);
-        self.stats.opened.fetch_add(1, Ordering::Relaxed);
-        RecorderStats::count(&self.stats.fired_by_trigger, trigger);
         tracing::info!(incident = %incident, trigger = %record.name, "capture opened");
         Ok(Fired::Opened(incident))
     }
@@ -658,25 +631,13 @@ fn unique_name(st: &mut State, base: &str) -> String {
     name
 }
 
-/// A file stem from an incident id that came over the network: `[A-Za-z0-9._-]`,
-/// at most 200 bytes, never starting with a dot.
+/// A file stem from an incident id that came over the network: [`safe`] within
+/// 200 bytes, never starting with a dot.
 fn safe_stem(s: &str) -> String {
-    let out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(200)
-        .collect();
-    let out = out.trim_start_matches('.').to_string();
-    if out.is_empty() {
-        "unnamed".into()
-    } else {
-        out
+    let out = safe_within(s, 200);
+    match out.trim_start_matches('.') {
+        "" => "unnamed".into(),
+        t => t.to_string(),
     }
 }
 
@@ -704,8 +665,14 @@ fn existing_incidents(dir: &std::path::Path) -> BTreeSet<String> {
     names
 }
 
-/// Keep file names to `[A-Za-z0-9._-]`.
+/// Keep file names to `[A-Za-z0-9._-]`, at most 64 of them.
 fn safe(s: &str) -> String {
+    safe_within(s, 64)
+}
+
+/// `s` with every character outside `[A-Za-z0-9._-]` made `_`, cut at `max`;
+/// `unnamed` when empty.
+fn safe_within(s: &str, max: usize) -> String {
     let out: String = s
         .chars()
         .map(|c| {
@@ -715,7 +682,7 @@ fn safe(s: &str) -> String {
                 '_'
             }
         })
-        .take(64)
+        .take(max)
         .collect();
     if out.is_empty() {
         "unnamed".into()

@@ -82,16 +82,16 @@ impl Reader {
         self.send("announce", &a, true);
     }
 
-    fn answer(&mut self, incident: &str, window: [i64; 2]) {
+    fn answer(&mut self, incident: &str, window: [i64; 2]) -> bool {
         let job = self.parts.job.clone();
-        self.answer_to(&job, incident, window);
+        self.answer_to(&job, incident, window)
     }
 
     /// Answer incident `incident` of `job` (ours, or the job of an announcement
-    /// that named our address), once.
-    fn answer_to(&mut self, job: &str, incident: &str, window: [i64; 2]) {
+    /// that named our address), once: false when it was answered before.
+    fn answer_to(&mut self, job: &str, incident: &str, window: [i64; 2]) -> bool {
         if self.answered.iter().any(|i| i == incident) {
-            return;
+            return false;
         }
         self.answered.push_back(incident.to_string());
         if self.answered.len() > super::ledger::MAX_INCIDENTS {
@@ -107,6 +107,7 @@ impl Reader {
         };
         let subject = format!("{}.answer", message::job_prefix(job));
         self.send_to(subject, &a, false);
+        true
     }
 
     /// Tell the owners of the addresses `a` names, whatever their job, under the
@@ -161,10 +162,9 @@ impl Reader {
             // Our own announcement: our window takes the agreed id, and the owners
             // of the addresses it names hear of it (once).
             if let Some(window) = self.parts.recorder.tie(&a.incident, &id) {
-                if !a.peers.is_empty() && !self.answered.iter().any(|i| *i == id) {
+                if self.answer(&id, window) && !a.peers.is_empty() {
                     self.tell_named(a, &id);
                 }
-                self.answer(&id, window);
             }
             return;
         }
@@ -222,9 +222,9 @@ impl Reader {
             .recorder
             .join(self.parts.trigger, id, asked, record)
         {
-            Ok(Some(j)) => {
+            Ok(Some(window)) => {
                 super::FleetStats::add(&stats.joined);
-                self.answer_to(job, id, j.window);
+                self.answer_to(job, id, window);
             }
             Ok(None) => {}
             Err(e) => {

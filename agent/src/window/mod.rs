@@ -125,17 +125,6 @@ impl WindowShared {
         self.lock().fleet.as_ref().map(|(id, _)| id.clone())
     }
 
-    /// Extend the window to at least [start, end]'s end (a fleet incident grew).
-    /// The start is fixed once open. Nothing changes once closed.
-    pub fn extend_to(&self, end: i64) -> bool {
-        let mut st = self.lock();
-        if st.closed {
-            return false;
-        }
-        st.end = st.end.max(end);
-        true
-    }
-
     /// Whether the writer has closed it.
     pub fn is_closed(&self) -> bool {
         self.lock().closed
