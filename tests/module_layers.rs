@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "interfaces",
             "ethtool",
             "caps",
+            "s3",
         ],
     ),
     ("wire", &["wire", "capture_file", "sidecar"]),

@@ -34,6 +34,7 @@ pub mod packet_triggers;
 pub mod private_file;
 pub mod recorder;
 pub mod ring;
+pub mod s3;
 pub mod selftest;
 pub mod sidecar;
 pub mod tasks;

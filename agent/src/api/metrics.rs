@@ -274,6 +274,25 @@ fn encode_delivery(enc: &mut DescriptorEncoder, d: &DeliverStats) -> std::fmt::R
         "Captures the endpoint refused (parked).",
         d.parked.load(r),
     )?;
+    {
+        let reasons = d
+            .parked_reasons
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let proto = ConstGauge::new(0.0);
+        let mut m = enc.encode_descriptor(
+            "tripcap_uploads_parked_units",
+            "Captures parked now, by the store's error code (else HTTP status).",
+            None,
+            proto.metric_type(),
+        )?;
+        for p in reasons {
+            let labels = vec![("reason".to_string(), p.label)];
+            let fam = m.encode_family(&labels)?;
+            ConstGauge::new(p.units as f64).encode(fam)?;
+        }
+    }
     gauge(
         enc,
         "tripcap_uploads_pending",

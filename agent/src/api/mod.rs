@@ -233,6 +233,7 @@ pub fn status(v: &AgentView) -> serde_json::Value {
         serde_json::json!({
             "pending": d.pending.load(r),
             "parked": d.parked_now.load(r),
+            "parked_reasons": *d.parked_reasons.lock().unwrap_or_else(|e| e.into_inner()),
             "units": d.units.load(r),
             "spool_bytes": d.spool_bytes.load(r),
             "uploads_ok": d.uploads_ok.load(r),

@@ -549,7 +549,7 @@ fn invalid(msg: &str, at: u64) -> Error {
 }
 
 fn check_block_len(total: u32, min: u32, start: u64) -> Result<(), Error> {
-    if total < min || total % 4 != 0 || total > MAX_RECORD_LEN {
+    if total < min || !total.is_multiple_of(4) || total > MAX_RECORD_LEN {
         return Err(invalid(
             &format!("block length {total} is not a multiple of 4 in [{min}, {MAX_RECORD_LEN}]"),
             start,

@@ -16,38 +16,14 @@
 //! Logged URLs lose their query string and user info ([`redact_url`]).
 
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use tokio_util::io::ReaderStream;
 
-use super::retry::{classify, Verdict};
+use super::retry::{classify, Failure, Verdict};
 use super::upload_config::{UploadConfig, UploadError};
 use crate::auth::expand_env;
-
-/// Why one attempt failed.
-#[derive(Debug, Clone)]
-pub(super) enum Failure {
-    /// Worth retrying (network, timeout, 5xx, 408, 429).
-    Transient {
-        why: String,
-        retry_after: Option<Duration>,
-    },
-    /// Refused for good.
-    Refused { status: u16, why: String },
-    /// The unit's files vanished (dropped by the spool bound, or by hand).
-    Gone,
-}
-
-impl Failure {
-    /// A transient failure with no `Retry-After`.
-    pub(super) fn transient(why: String) -> Failure {
-        Failure::Transient {
-            why,
-            retry_after: None,
-        }
-    }
-}
 
 /// A file of a unit as announced to the endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,42 +47,33 @@ pub(super) struct Client {
     sha_header: HeaderName,
 }
 
-/// Check an `[upload]` table as the uploader would at start (URL scheme and
-/// placeholders, `${ENV}` references, certificate files, header names),
-/// without sending anything: what `tripcap check` runs.
-pub fn check_upload(config: &UploadConfig) -> Result<(), UploadError> {
-    Client::new(config.clone()).map(drop)
-}
-
-/// Ask the endpoint whether this agent could upload, sending nothing to
-/// store: a `HEAD` of the URL a probe file would go to, with the configured
-/// TLS and headers. `Ok(status)` when it answered other than 401/403; the
-/// error says what is wrong (unreachable, TLS, credentials) and what to do.
-pub async fn probe_upload(config: &UploadConfig, host: &str) -> Result<u16, String> {
-    let c = Client::new(config.clone()).map_err(|e| e.to_string())?;
-    let url = expand_url(&c.url, host, "tripcap-selftest", "probe");
-    let shown = redact_url(&url);
-    let resp = c
-        .client
-        .head(url)
-        .headers(c.headers.clone())
-        .send()
-        .await
-        .map_err(|e| {
-            format!(
-                "{shown}: {} (check the URL, the network and `ca_file`)",
-                describe(e)
-            )
-        })?;
-    match resp.status().as_u16() {
-        s @ (401 | 403) => Err(format!(
-            "{shown} refused these credentials (HTTP {s}): check the token or headers of [upload]"
-        )),
-        s => Ok(s),
-    }
-}
-
 impl Client {
+    /// Ask the endpoint whether this agent could upload, sending nothing to
+    /// store: a `HEAD` of the URL a probe file would go to, with the configured
+    /// TLS and headers. `Ok(status)` when it answered other than 401/403.
+    pub(super) async fn probe(&self, host: &str) -> Result<u16, String> {
+        let url = expand_url(&self.url, host, "tripcap-selftest", "probe");
+        let shown = redact_url(&url);
+        let resp = self
+            .client
+            .head(url)
+            .headers(self.headers.clone())
+            .send()
+            .await
+            .map_err(|e| {
+                format!(
+                    "{shown}: {} (check the URL, the network and `ca_file`)",
+                    describe(e)
+                )
+            })?;
+        match resp.status().as_u16() {
+            s @ (401 | 403) => Err(format!(
+                "{shown} refused these credentials (HTTP {s}): check the token or headers of [upload]"
+            )),
+            s => Ok(s),
+        }
+    }
+
     /// Fails on an unusable config (unset `${ENV}`, unreadable certificate,
     /// bad header name), before anything is sent.
     pub(super) fn new(config: UploadConfig) -> Result<Client, UploadError> {
@@ -279,7 +246,7 @@ fn configured_headers(config: &UploadConfig) -> Result<HeaderMap, UploadError> {
 }
 
 /// The reqwest client: timeouts, user agent, and the TLS material.
-fn build_client(config: &UploadConfig) -> Result<reqwest::Client, UploadError> {
+pub(super) fn build_client(config: &UploadConfig) -> Result<reqwest::Client, UploadError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(config.connect_timeout)
         .read_timeout(config.idle_timeout)
@@ -415,7 +382,7 @@ fn set(headers: &mut HeaderMap, name: HeaderName, value: &str) {
     }
 }
 
-fn content_type(path: &Path) -> &'static str {
+pub(super) fn content_type(path: &Path) -> &'static str {
     let name = path.to_string_lossy();
     if name.ends_with(".json") {
         "application/json"
@@ -464,6 +431,7 @@ async fn judge(resp: Result<reqwest::Response, reqwest::Error>) -> Result<(), Fa
         }),
         _ => Err(Failure::Refused {
             status: status.as_u16(),
+            code: None,
             why,
         }),
     }
@@ -471,6 +439,7 @@ async fn judge(resp: Result<reqwest::Response, reqwest::Error>) -> Result<(), Fa
 
 #[cfg(test)]
 mod tests {
+    use super::super::uploader::check_upload;
     use super::*;
 
     #[test]

@@ -11,15 +11,15 @@
 pub mod http;
 pub mod recover;
 pub mod retry;
+mod s3_upload;
 pub mod spool;
 pub mod upload_config;
 pub mod uploader;
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-pub use http::{check_upload, probe_upload};
 pub use upload_config::{Method, SpoolConfig, UploadConfig, UploadError};
-pub use uploader::{wait_drained, DeliveryTask, Uploader};
+pub use uploader::{check_upload, probe_upload, wait_drained, DeliveryTask, Uploader};
 
 /// Counters and gauges of the spool and the uploader (monotonic unless noted).
 #[derive(Debug, Default)]
@@ -50,6 +50,8 @@ pub struct DeliverStats {
     pub rounds: AtomicU64,
     /// Gauge: an upload is in flight.
     pub busy: AtomicBool,
+    /// Gauge: why the parked units were refused, at the last scan.
+    pub parked_reasons: std::sync::Mutex<Vec<spool::ParkedReason>>,
 }
 
 /// Captures the agent wrote or failed to write (counted for the API).

@@ -6,9 +6,12 @@
 //! backoff and jitter, a `Retry-After` (capped at `max_backoff`) overriding the
 //! delay; any other 4xx parks the unit.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use backon::ExponentialBuilder;
+use backon::{ExponentialBuilder, Retryable};
+
+use super::upload_config::UploadConfig;
 
 /// What to do after a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +67,75 @@ pub fn next_delay(
 ) -> Option<Duration> {
     let proposed = proposed?;
     Some(retry_after.map_or(proposed, |ra| ra.min(max)))
+}
+
+/// Why one attempt failed.
+#[derive(Debug, Clone)]
+pub(super) enum Failure {
+    /// Worth retrying (network, timeout, 5xx, 408, 429).
+    Transient {
+        why: String,
+        retry_after: Option<Duration>,
+    },
+    /// Refused for good.
+    Refused {
+        status: u16,
+        /// The store's error code (S3: `NoSuchBucket`), when it gave one.
+        code: Option<String>,
+        why: String,
+    },
+    /// The unit's files vanished (dropped by the spool bound, or by hand).
+    Gone,
+}
+
+impl Failure {
+    /// A transient failure with no `Retry-After`.
+    pub(super) fn transient(why: String) -> Failure {
+        Failure::Transient {
+            why,
+            retry_after: None,
+        }
+    }
+}
+
+/// Run `attempt` with exponential backoff and jitter while it fails
+/// transiently (honouring `Retry-After`), as `config` says; add the failed
+/// attempts to `failures`.
+pub(super) async fn retrying<T, F, Fut>(
+    config: &UploadConfig,
+    failures: &AtomicU64,
+    attempt: F,
+) -> Result<T, Failure>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Failure>>,
+{
+    let max = config.max_backoff;
+    let result = attempt
+        .retry(backoff(config.min_backoff, max, config.attempts))
+        .sleep(tokio::time::sleep)
+        .when(|f| matches!(f, Failure::Transient { .. }))
+        .adjust(|f, proposed| {
+            let retry_after = match f {
+                Failure::Transient { retry_after, .. } => *retry_after,
+                _ => None,
+            };
+            next_delay(proposed, retry_after, max)
+        })
+        .notify(|f, dur| {
+            failures.fetch_add(1, Ordering::Relaxed);
+            if let Failure::Transient { why, .. } = f {
+                tracing::debug!(error = %why, retry_in = ?dur, "upload attempt failed");
+            }
+        })
+        .await;
+    if matches!(
+        result,
+        Err(Failure::Transient { .. } | Failure::Refused { .. })
+    ) {
+        failures.fetch_add(1, Ordering::Relaxed); // the last attempt is not notified
+    }
+    result
 }
 
 #[cfg(test)]

@@ -38,6 +38,9 @@ pub struct Parked {
     /// HTTP status the endpoint answered, when it answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// The store's error code (S3: `NoSuchBucket`), when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// What went wrong and what to do, one line (never a secret).
     pub reason: String,
     /// When it was parked, ns since the epoch.
@@ -61,6 +64,10 @@ pub struct UnitState {
     /// Set when the endpoint refused the unit for good (a 4xx other than 408/429).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parked: Option<Parked>,
+    /// S3 multipart uploads in progress: file name → upload id (resumed by
+    /// the next attempt or run, aborted when the unit is parked).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub multipart: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for UnitState {
@@ -71,6 +78,7 @@ impl Default for UnitState {
             attempts: 0,
             last_error: None,
             parked: None,
+            multipart: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -307,6 +315,42 @@ pub fn totals(units: &[Unit]) -> (u64, u64, u64) {
     (bytes, pending, parked)
 }
 
+/// Parked units grouped by why they were refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ParkedReason {
+    /// A short, bounded label: the store's error code, else `HTTP <status>`.
+    pub label: String,
+    /// The newest unit's full reason (one line, no secret).
+    pub reason: String,
+    /// Units parked for it.
+    pub units: u64,
+}
+
+/// Parked units grouped by [`ParkedReason::label`], in label order.
+pub fn parked_reasons(units: &[Unit]) -> Vec<ParkedReason> {
+    let mut by: std::collections::BTreeMap<String, (i64, String, u64)> = Default::default();
+    for p in units.iter().filter_map(|u| u.state.parked.as_ref()) {
+        let label = match (&p.code, p.status) {
+            (Some(c), _) => c.clone(),
+            (None, Some(s)) => format!("HTTP {s}"),
+            (None, None) => "refused".to_string(),
+        };
+        let e = by.entry(label).or_insert((i64::MIN, String::new(), 0));
+        e.2 += 1;
+        if p.at_ns >= e.0 {
+            e.0 = p.at_ns;
+            e.1 = p.reason.clone();
+        }
+    }
+    by.into_iter()
+        .map(|(label, (_, reason, units))| ParkedReason {
+            label,
+            reason,
+            units,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +377,7 @@ mod tests {
                 },
                 parked: parked.then(|| Parked {
                     status: Some(413),
+                    code: None,
                     reason: "too large".into(),
                     at_ns: 0,
                 }),
@@ -378,6 +423,37 @@ mod tests {
         assert_eq!(
             next_upload(&units, &BTreeSet::new()).map(|u| &*u.incident),
             Some("a")
+        );
+    }
+
+    #[test]
+    fn parked_units_are_grouped_by_code_or_status() {
+        let mut a = unit("a", 1, 10, &[], true);
+        let mut b = unit("b", 2, 10, &[], true);
+        let c = unit("c", 3, 10, &[], true);
+        let d = unit("d", 4, 10, &[], false);
+        for (u, at, why) in [(&mut a, 5, "old"), (&mut b, 9, "new")] {
+            let p = u.state.parked.as_mut().expect("parked");
+            p.code = Some("NoSuchBucket".into());
+            p.status = Some(404);
+            p.at_ns = at;
+            p.reason = why.into();
+        }
+        let got = parked_reasons(&[a, b, c, d]);
+        assert_eq!(
+            got,
+            vec![
+                ParkedReason {
+                    label: "HTTP 413".into(),
+                    reason: "too large".into(),
+                    units: 1
+                },
+                ParkedReason {
+                    label: "NoSuchBucket".into(),
+                    reason: "new".into(),
+                    units: 2
+                },
+            ]
         );
     }
 

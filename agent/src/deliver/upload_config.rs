@@ -82,7 +82,50 @@ pub struct UploadConfig {
     /// How often the spool is rescanned without a poke.
     #[serde(default = "d_poll", deserialize_with = "de_duration")]
     pub poll: Duration,
+    /// S3 (`url = "s3://…"`): the store's endpoint for Ceph RGW, MinIO and
+    /// the like (`http://rgw:7480`); unset: `AWS_ENDPOINT_URL_S3`,
+    /// `AWS_ENDPOINT_URL`, the profile's `endpoint_url`, else AWS.
+    #[serde(default)]
+    pub endpoint: Option<String>,
+    /// S3: the signing region (else `AWS_REGION`, the profile's, `us-east-1`).
+    #[serde(default)]
+    pub region: Option<String>,
+    /// S3: the bucket in the path rather than the host name (default: true
+    /// when the endpoint is not AWS's).
+    #[serde(default)]
+    pub path_style: Option<bool>,
+    /// S3: access key id (`${ENV}` expanded; else AWS's variables and files).
+    #[serde(default)]
+    pub access_key: Option<String>,
+    /// S3: secret access key (`${ENV}` expanded; never logged).
+    #[serde(default)]
+    pub secret_key: Option<String>,
+    /// S3: session token of temporary credentials (`${ENV}` expanded).
+    #[serde(default)]
+    pub session_token: Option<String>,
+    /// S3: the profile of `~/.aws/credentials` and `~/.aws/config` (else `AWS_PROFILE`, `default`).
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// S3: files larger than this go up as multipart uploads in parts of this size (5 MiB to 5 GiB).
+    #[serde(default = "d_part_size", deserialize_with = "de_size")]
+    pub part_size: u64,
+    /// S3: parts of one file sent at the same time (each holds a connection, not memory).
+    #[serde(default = "d_parts_in_flight")]
+    pub parts_in_flight: usize,
 }
+
+/// The keys that only mean something for an `s3://` URL.
+pub const S3_ONLY_KEYS: [&str; 9] = [
+    "endpoint",
+    "region",
+    "path_style",
+    "access_key",
+    "secret_key",
+    "session_token",
+    "profile",
+    "part_size",
+    "parts_in_flight",
+];
 
 fn default_sha_header() -> String {
     DEFAULT_SHA256_HEADER.to_string()
@@ -108,8 +151,39 @@ fn d_attempts() -> usize {
 fn d_poll() -> Duration {
     Duration::from_secs(10)
 }
+fn d_part_size() -> u64 {
+    64 << 20
+}
+fn d_parts_in_flight() -> usize {
+    4
+}
 
 impl UploadConfig {
+    /// Whether the URL names an S3 bucket (`s3://…`) rather than an HTTP endpoint.
+    pub fn is_s3(&self) -> bool {
+        self.url.starts_with("s3://")
+    }
+
+    /// The S3-only keys set in this table (to refuse them for an HTTP URL).
+    pub fn s3_keys_set(&self) -> Vec<&'static str> {
+        let set = [
+            self.endpoint.is_some(),
+            self.region.is_some(),
+            self.path_style.is_some(),
+            self.access_key.is_some(),
+            self.secret_key.is_some(),
+            self.session_token.is_some(),
+            self.profile.is_some(),
+            self.part_size != d_part_size(),
+            self.parts_in_flight != d_parts_in_flight(),
+        ];
+        S3_ONLY_KEYS
+            .iter()
+            .zip(set)
+            .filter_map(|(k, on)| on.then_some(*k))
+            .collect()
+    }
+
     /// A config for `url` with every default.
     pub fn new(url: impl Into<String>) -> UploadConfig {
         UploadConfig {
@@ -128,6 +202,15 @@ impl UploadConfig {
             max_backoff: d_max_backoff(),
             attempts: d_attempts(),
             poll: d_poll(),
+            endpoint: None,
+            region: None,
+            path_style: None,
+            access_key: None,
+            secret_key: None,
+            session_token: None,
+            profile: None,
+            part_size: d_part_size(),
+            parts_in_flight: d_parts_in_flight(),
         }
     }
 }
@@ -139,6 +222,10 @@ fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
 
 fn de_opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
     de_duration(d).map(Some)
+}
+
+fn de_size<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    de_opt_size(d).map(|s| s.unwrap_or_default())
 }
 
 fn de_opt_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

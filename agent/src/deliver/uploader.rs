@@ -18,16 +18,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use backon::Retryable;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{redact_url, Client, Failure, FileDigest};
-use super::retry::{backoff, next_delay};
+use super::http::{redact_url, Client, FileDigest};
+use super::retry::{retrying, Failure};
+use super::s3_upload::{S3Target, Sending};
 use super::spool::{self, Parked, Status, Unit, UnitState};
 use super::upload_config::{Method, SpoolConfig, UploadConfig, UploadError};
 use super::DeliverStats;
-use crate::digest::sha256_file;
+use crate::digest::{part_digests, sha256_file, PartDigests};
 
 /// How often the spool is rescanned without a poke when nothing is uploaded.
 const IDLE_POLL: Duration = Duration::from_secs(10);
@@ -45,9 +45,19 @@ pub struct DeliveryTask {
 /// Uploads units to the endpoint of one `[upload]` table.
 pub struct Uploader {
     host: String,
-    client: Client,
-    /// SHA-256 and length of the files of units in progress.
-    hashes: HashMap<(String, String), (u64, String)>,
+    target: Target,
+    /// Digests of the files of units in progress.
+    hashes: HashMap<(String, String), PartDigests>,
+    /// The first round's clean-up (S3: this host's orphaned multipart uploads) is done.
+    prepared: bool,
+}
+
+/// Where the files go.
+enum Target {
+    /// An HTTP endpoint (PUT or multipart POST).
+    Http(Box<Client>),
+    /// An S3 bucket.
+    S3(Box<S3Target>),
 }
 
 /// What an [`Uploader`] works on: the spool directory and the counters.
@@ -62,15 +72,65 @@ impl Uploader {
     /// unusable config (unset `${ENV}`, unreadable certificate, bad header
     /// name), before anything starts.
     pub fn new(host: String, upload: UploadConfig) -> Result<Uploader, UploadError> {
+        let target = if upload.is_s3() {
+            Target::S3(Box::new(S3Target::new(upload)?))
+        } else {
+            let s3_keys = upload.s3_keys_set();
+            if !s3_keys.is_empty() {
+                return Err(UploadError::Config(format!(
+                    "{} only apply to an s3:// `url`: remove them, or write url = \"s3://BUCKET/PREFIX/{{incident}}/{{host}}/{{file}}\"",
+                    s3_keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            Target::Http(Box::new(Client::new(upload)?))
+        };
         Ok(Uploader {
             host,
-            client: Client::new(upload)?,
+            target,
             hashes: HashMap::new(),
+            prepared: false,
         })
     }
 
     fn config(&self) -> &UploadConfig {
-        self.client.config()
+        match &self.target {
+            Target::Http(c) => c.config(),
+            Target::S3(t) => t.config(),
+        }
+    }
+
+    /// Where it uploads, for the start-up log line (no secrets).
+    fn shown(&self) -> String {
+        match &self.target {
+            Target::Http(c) => redact_url(&c.config().url),
+            Target::S3(t) => format!("{} at {}", t.config().url, t.shown()),
+        }
+    }
+
+    /// Ask the endpoint whether this agent could upload (see [`probe_upload`]).
+    async fn probe(&self) -> Result<u16, String> {
+        match &self.target {
+            Target::Http(c) => c.probe(&self.host).await,
+            Target::S3(t) => t.probe(&self.host).await,
+        }
+    }
+
+    /// Once per run, before the first upload: abort this host's S3 multipart
+    /// uploads that no unit refers to. Retried next round when it fails.
+    async fn prepare(&mut self, units: &[Unit]) {
+        if self.prepared {
+            return;
+        }
+        match &self.target {
+            Target::Http(_) => self.prepared = true,
+            Target::S3(t) => match t.sweep(&self.host, units).await {
+                Ok(_) => self.prepared = true,
+                Err(Failure::Transient { why, .. } | Failure::Refused { why, .. }) => {
+                    tracing::warn!(error = %why, "cannot list this host's open multipart uploads: trying again next round")
+                }
+                Err(Failure::Gone) => self.prepared = true,
+            },
+        }
     }
 }
 
@@ -102,7 +162,7 @@ impl DeliveryTask {
     pub async fn run(mut self, shutdown: CancellationToken) {
         if let Some(u) = &self.uploader {
             let c = u.config();
-            tracing::info!(url = %redact_url(&c.url), method = ?c.method, "uploading captures");
+            tracing::info!(url = %u.shown(), method = ?c.method, "uploading captures");
         }
         let poll = self
             .uploader
@@ -117,6 +177,12 @@ impl DeliveryTask {
                     Vec::new()
                 }
             };
+            if let Some(u) = &mut self.uploader {
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    _ = u.prepare(&units) => {}
+                }
+            }
             let next = match &mut self.uploader {
                 Some(u) => spool::next_upload(&units, &skip).cloned().map(|n| (u, n)),
                 None => None,
@@ -171,6 +237,11 @@ impl DeliveryTask {
         self.stats
             .units
             .store(units.len() as u64, Ordering::Relaxed);
+        *self
+            .stats
+            .parked_reasons
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = spool::parked_reasons(&units);
         Ok(units)
     }
 
@@ -200,9 +271,10 @@ impl Uploader {
         if unit.state_unreadable {
             tracing::warn!(incident = %unit.incident, "unreadable upload state: sending the whole capture again (the collector ignores repeats)");
         }
-        let result = match self.config().method {
-            Method::Put => self.deliver_put(ctx, &mut unit).await,
-            Method::Post => self.deliver_post(ctx, &mut unit).await,
+        let result = match (&self.target, self.config().method) {
+            (Target::S3(_), _) => self.deliver_s3(ctx, &mut unit).await,
+            (Target::Http(_), Method::Put) => self.deliver_put(ctx, &mut unit).await,
+            (Target::Http(_), Method::Post) => self.deliver_post(ctx, &mut unit).await,
         };
         match result {
             Ok(()) => {
@@ -217,11 +289,12 @@ impl Uploader {
                 true
             }
             Err(Failure::Gone) => true,
-            Err(Failure::Refused { status, why }) => {
+            Err(Failure::Refused { status, code, why }) => {
                 ctx.stats.parked.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(incident = %unit.incident, status, reason = %why, "upload refused: capture parked (fix the endpoint or config, then delete the unit's .state file to retry)");
                 unit.state.parked = Some(Parked {
                     status: Some(status),
+                    code,
                     reason: why,
                     at_ns: crate::clock::now_ns(),
                 });
@@ -237,34 +310,99 @@ impl Uploader {
         }
     }
 
-    /// SHA-256 and length of a unit's file, cached for the unit's lifetime.
+    /// Digests of a unit's file, cached for the unit's lifetime: SHA-256 and
+    /// length, and for S3 the MD5 of each part.
+    async fn digests(
+        &mut self,
+        dir: &Path,
+        incident: &str,
+        name: &str,
+    ) -> Result<PartDigests, Failure> {
+        let key = (incident.to_string(), name.to_string());
+        if let Some(d) = self.hashes.get(&key) {
+            return Ok(d.clone());
+        }
+        let path = dir.join(name);
+        let gone_or = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => Failure::Gone,
+            _ => Failure::transient(format!("cannot read {name}: {e}")),
+        };
+        let d = match &self.target {
+            Target::S3(t) => {
+                let len = std::fs::metadata(&path).map_err(gone_or)?.len();
+                let part_size = t.part_size(len);
+                tokio::task::spawn_blocking(move || part_digests(&path, part_size))
+                    .await
+                    .map_err(|e| Failure::transient(format!("hashing stopped: {e}")))?
+                    .map_err(gone_or)?
+            }
+            Target::Http(_) => {
+                let (len, sha256) = tokio::task::spawn_blocking(move || sha256_file(&path))
+                    .await
+                    .map_err(|e| Failure::transient(format!("hashing stopped: {e}")))?
+                    .map_err(gone_or)?;
+                PartDigests {
+                    len,
+                    sha256,
+                    part_size: len,
+                    part_md5: Vec::new(),
+                }
+            }
+        };
+        self.hashes.insert(key, d.clone());
+        Ok(d)
+    }
+
+    /// SHA-256 and length of a unit's file, as announced to an HTTP endpoint.
     async fn hash(
         &mut self,
         dir: &Path,
         incident: &str,
         name: &str,
     ) -> Result<FileDigest, Failure> {
-        let key = (incident.to_string(), name.to_string());
-        let (len, sha256) = match self.hashes.get(&key) {
-            Some(h) => h.clone(),
-            None => {
-                let path = dir.join(name);
-                let h = tokio::task::spawn_blocking(move || sha256_file(&path))
-                    .await
-                    .map_err(|e| Failure::transient(format!("hashing stopped: {e}")))?
-                    .map_err(|e| match e.kind() {
-                        std::io::ErrorKind::NotFound => Failure::Gone,
-                        _ => Failure::transient(format!("cannot read {name}: {e}")),
-                    })?;
-                self.hashes.insert(key, h.clone());
-                h
-            }
-        };
+        let d = self.digests(dir, incident, name).await?;
         Ok(FileDigest {
             name: name.to_string(),
-            len,
-            sha256,
+            len: d.len,
+            sha256: d.sha256,
         })
+    }
+
+    /// Send each file not yet in the bucket, saving the state after each.
+    async fn deliver_s3(&mut self, ctx: Ctx<'_>, unit: &mut Unit) -> Result<(), Failure> {
+        let pending: Vec<String> = unit.pending_files().map(|f| f.name.clone()).collect();
+        let incident = unit.incident.clone();
+        let mut files = Vec::new();
+        for name in pending {
+            let d = self.digests(ctx.dir, &incident, &name).await?;
+            files.push((name, d));
+        }
+        let Target::S3(target) = &self.target else {
+            return Err(Failure::transient("not an S3 upload".into()));
+        };
+        for (name, d) in files {
+            let failures = AtomicU64::new(0);
+            let save = |state: &UnitState| persist(ctx.dir, &incident, state);
+            let how = Sending {
+                dir: ctx.dir,
+                host: &self.host,
+                failures: &failures,
+                save: &save,
+            };
+            let sent = target.send_file(&how, unit, &name, &d).await;
+            let failed = failures.into_inner();
+            ctx.stats
+                .uploads_failed
+                .fetch_add(failed, Ordering::Relaxed);
+            unit.state.attempts += failed;
+            sent?;
+            unit.state.done.insert(name);
+            unit.state.last_error = None;
+            ctx.stats.files_ok.fetch_add(1, Ordering::Relaxed);
+            ctx.stats.bytes_sent.fetch_add(d.len, Ordering::Relaxed);
+            persist(ctx.dir, &unit.incident, &unit.state);
+        }
+        Ok(())
     }
 
     /// PUT each file not yet acknowledged, saving the state after each.
@@ -273,9 +411,12 @@ impl Uploader {
         let incident = unit.incident.clone();
         for name in pending {
             let file = self.hash(ctx.dir, &incident, &name).await?;
-            let (client, host, incident) = (&self.client, &self.host, &incident);
+            let Target::Http(client) = &self.target else {
+                return Err(Failure::transient("not an HTTP upload".into()));
+            };
+            let (host, incident) = (&self.host, &incident);
             let attempt = || client.send_put(ctx.dir, host, incident, &file);
-            retrying(self.config(), ctx.stats, attempt, unit).await?;
+            retrying_unit(self.config(), ctx.stats, attempt, unit).await?;
             unit.state.done.insert(name);
             unit.state.last_error = None;
             ctx.stats.files_ok.fetch_add(1, Ordering::Relaxed);
@@ -293,9 +434,12 @@ impl Uploader {
         for name in &pending {
             files.push(self.hash(ctx.dir, &incident, name).await?);
         }
-        let (client, host, incident) = (&self.client, &self.host, &incident);
+        let Target::Http(client) = &self.target else {
+            return Err(Failure::transient("not an HTTP upload".into()));
+        };
+        let (host, incident) = (&self.host, &incident);
         let attempt = || client.send_post(ctx.dir, host, incident, &files);
-        retrying(self.config(), ctx.stats, attempt, unit).await?;
+        retrying_unit(self.config(), ctx.stats, attempt, unit).await?;
         let bytes: u64 = files.iter().map(|f| f.len).sum();
         for f in files {
             unit.state.done.insert(f.name);
@@ -314,48 +458,40 @@ fn persist(dir: &Path, incident: &str, state: &UnitState) {
     }
 }
 
-/// Run `attempt` with exponential backoff and jitter while it fails
-/// transiently; count the failed attempts in `stats` and the unit's state.
-async fn retrying<F, Fut>(
+/// [`retrying`] for one request of `unit`: its failed attempts counted in
+/// `stats` and the unit's state.
+async fn retrying_unit<T, F, Fut>(
     config: &UploadConfig,
     stats: &DeliverStats,
     attempt: F,
     unit: &mut Unit,
-) -> Result<(), Failure>
+) -> Result<T, Failure>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<(), Failure>>,
+    Fut: std::future::Future<Output = Result<T, Failure>>,
 {
-    let max = config.max_backoff;
     let failures = AtomicU64::new(0);
-    let result = attempt
-        .retry(backoff(config.min_backoff, max, config.attempts))
-        .sleep(tokio::time::sleep)
-        .when(|f| matches!(f, Failure::Transient { .. }))
-        .adjust(|f, proposed| {
-            let retry_after = match f {
-                Failure::Transient { retry_after, .. } => *retry_after,
-                _ => None,
-            };
-            next_delay(proposed, retry_after, max)
-        })
-        .notify(|f, dur| {
-            failures.fetch_add(1, Ordering::Relaxed);
-            if let Failure::Transient { why, .. } = f {
-                tracing::debug!(error = %why, retry_in = ?dur, "upload attempt failed");
-            }
-        })
-        .await;
-    let mut failed = failures.load(Ordering::Relaxed);
-    if matches!(
-        result,
-        Err(Failure::Transient { .. } | Failure::Refused { .. })
-    ) {
-        failed += 1; // the last attempt is not notified
-    }
+    let result = retrying(config, &failures, attempt).await;
+    let failed = failures.into_inner();
     stats.uploads_failed.fetch_add(failed, Ordering::Relaxed);
     unit.state.attempts += failed;
     result
+}
+
+/// Check an `[upload]` table as the uploader would at start (URL, `${ENV}`
+/// references, certificate files, header names, S3 credentials), without
+/// sending anything: what `tripcap check` runs.
+pub fn check_upload(config: &UploadConfig) -> Result<(), UploadError> {
+    Uploader::new(String::new(), config.clone()).map(drop)
+}
+
+/// Ask the endpoint whether this agent (as `host`) could upload, sending
+/// nothing to store: a `HEAD` of the URL or key a probe file would go to.
+/// `Ok(status)` when it answered other than 401/403; the error says what is
+/// wrong (unreachable, TLS, credentials) and what to do.
+pub async fn probe_upload(config: &UploadConfig, host: &str) -> Result<u16, String> {
+    let u = Uploader::new(host.to_string(), config.clone()).map_err(|e| e.to_string())?;
+    u.probe().await
 }
 
 /// Whether the uploader has nothing left to do: the last scan found no pending
