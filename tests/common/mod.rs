@@ -12,6 +12,7 @@ use tripcap::traffic::{self, Flow, Generator};
 
 pub mod nats;
 pub mod pki;
+pub mod rgw;
 
 /// `tripcap` with arguments, like ripgrep's TestCommand.
 pub fn tripcap() -> Command {
