@@ -140,3 +140,582 @@ fn rgw_stopped_refuses_connections_and_started_again_has_the_data() {
         "the object read back after the restart differs"
     );
 }
+
+// ---------------------------------------------------------------------------
+// The agent's uploads to a bucket (`[upload] url = "s3://…"`), through the
+// library's delivery task on a spool directory, checked with curl.
+
+mod upload {
+    use std::path::Path;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use sha2::{Digest, Sha256};
+    use tokio_util::sync::CancellationToken;
+    use tripcap::deliver::spool;
+    use tripcap::deliver::{DeliverStats, DeliveryTask, SpoolConfig, UploadConfig, Uploader};
+
+    use super::common::rgw::{use_exclusively, use_shared, Rgw};
+    use super::pattern;
+
+    pub const HOST: &str = "node7";
+
+    /// An `[upload]` table for `bucket` on the fixture, with quick retries.
+    pub fn s3_config(rgw: &Rgw, bucket: &str) -> UploadConfig {
+        let mut c = UploadConfig::new(format!("s3://{bucket}/caps/{{incident}}/{{host}}/{{file}}"));
+        c.endpoint = Some(rgw.endpoint());
+        c.region = Some(rgw.region().to_string());
+        c.access_key = Some(rgw.access_key.clone());
+        c.secret_key = Some(rgw.secret_key.clone());
+        c.min_backoff = Duration::from_millis(20);
+        c.max_backoff = Duration::from_millis(300);
+        c.attempts = 4;
+        c.poll = Duration::from_millis(100);
+        c.idle_timeout = Duration::from_secs(10);
+        c.connect_timeout = Duration::from_secs(1);
+        c
+    }
+
+    /// A capture unit in `dir`: `size` bytes of capture and a sidecar. Returns the capture.
+    pub fn make_unit(dir: &Path, incident: &str, size: usize) -> Vec<u8> {
+        let data = pattern(size, incident.len() as u8);
+        std::fs::write(dir.join(format!("{incident}.pcapng")), &data).expect("write capture");
+        std::fs::write(
+            dir.join(format!("{incident}.json")),
+            format!(r#"{{"incident":"{incident}","host":"{HOST}","triggers":[]}}"#),
+        )
+        .expect("write sidecar");
+        data
+    }
+
+    pub struct Running {
+        pub stats: Arc<DeliverStats>,
+        stop: CancellationToken,
+        pub task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Running {
+        pub async fn stop(self) {
+            self.stop.cancel();
+            let _ = self.task.await;
+        }
+    }
+
+    pub fn start(dir: &Path, upload: UploadConfig) -> Running {
+        let uploader = Uploader::new(HOST.into(), upload).expect("uploader");
+        let t = DeliveryTask::new(dir.to_path_buf(), SpoolConfig::default(), Some(uploader));
+        let stats = t.stats();
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(t.run(stop.clone()));
+        Running { stats, stop, task }
+    }
+
+    pub async fn wait_for(limit: Duration, what: &str, mut pred: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !pred() {
+            assert!(start.elapsed() < limit, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub fn ok(stats: &DeliverStats) -> u64 {
+        stats.uploads_ok.load(Ordering::Relaxed)
+    }
+
+    /// The headers of a HEAD of `bucket/key`, lowercased names.
+    pub fn head(rgw: &Rgw, bucket: &str, key: &str) -> String {
+        let r = rgw.curl(&["-I", &rgw.url(&format!("{bucket}/{key}"))]);
+        assert_eq!(r.status, 200, "HEAD {bucket}/{key}: {}", r.text());
+        String::from_utf8_lossy(&r.body).to_ascii_lowercase()
+    }
+
+    pub fn sha256_hex(data: &[u8]) -> String {
+        hex::encode(Sha256::digest(data))
+    }
+
+    /// Requests RGW logged for `bucket/key` with `method`: its access log
+    /// lines (`"PUT /bucket/key?… HTTP/1.1" 200`).
+    pub fn logged(rgw: &Rgw, method: &str, bucket: &str, key: &str) -> Vec<String> {
+        let log = std::fs::read_to_string(rgw.dir().join("log/client.rgw.log")).unwrap_or_default();
+        let needle = format!("\"{method} /{bucket}/{key}");
+        log.lines()
+            .filter(|l| l.contains(&needle))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_capture_goes_up_and_reads_back_identical_with_its_sha256() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("up");
+        let spool_dir = tempfile::tempdir().expect("tempdir");
+        let data = make_unit(spool_dir.path(), "i1", (1 << 20) + 3);
+        let run = start(spool_dir.path(), s3_config(&rgw, &bucket));
+        wait_for(Duration::from_secs(30), "the upload", || {
+            ok(&run.stats) == 1
+        })
+        .await;
+        run.stop().await;
+
+        let key = format!("caps/i1/{HOST}/i1.pcapng");
+        let back = rgw.get_object(&bucket, &key);
+        assert!(back == data, "the object differs from the capture");
+        let h = head(&rgw, &bucket, &key);
+        assert!(
+            h.contains(&format!("x-amz-meta-sha256: {}", sha256_hex(&data))),
+            "{h}"
+        );
+        let side = rgw.get_object(&bucket, &format!("caps/i1/{HOST}/i1.json"));
+        assert_eq!(
+            side,
+            std::fs::read(spool_dir.path().join("i1.json")).expect("sidecar")
+        );
+        let state = spool::scan(spool_dir.path()).expect("scan");
+        assert_eq!(state[0].status(), spool::Status::Uploaded);
+        assert!(state[0].state.multipart.is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_capture_larger_than_two_parts_goes_up_as_a_multipart_upload() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("parts");
+        let spool_dir = tempfile::tempdir().expect("tempdir");
+        let data = make_unit(spool_dir.path(), "big", (12 << 20) + 1);
+        let mut c = s3_config(&rgw, &bucket);
+        c.part_size = 5 << 20;
+        let run = start(spool_dir.path(), c);
+        wait_for(Duration::from_secs(60), "the upload", || {
+            ok(&run.stats) == 1
+        })
+        .await;
+        run.stop().await;
+
+        let key = format!("caps/big/{HOST}/big.pcapng");
+        let back = rgw.get_object(&bucket, &key);
+        assert!(back == data, "the object differs from the capture");
+        let h = head(&rgw, &bucket, &key);
+        assert!(h.contains("-3\""), "a three-part ETag: {h}");
+        assert!(h.contains(&sha256_hex(&data)), "{h}");
+        assert!(
+            !rgw.multipart_uploads(&bucket).contains("<Upload>"),
+            "no upload left open"
+        );
+        let parts = logged(&rgw, "PUT", &bucket, &key);
+        assert_eq!(parts.len(), 3, "one PUT per part: {parts:#?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_upload_already_in_the_bucket_is_not_sent_again() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("again");
+        let spool_dir = tempfile::tempdir().expect("tempdir");
+        make_unit(spool_dir.path(), "i2", 300_000);
+        let run = start(spool_dir.path(), s3_config(&rgw, &bucket));
+        wait_for(Duration::from_secs(30), "the upload", || {
+            ok(&run.stats) == 1
+        })
+        .await;
+        run.stop().await;
+        // As if the state were lost after the store acknowledged.
+        std::fs::remove_file(spool::state_path(spool_dir.path(), "i2")).expect("rm state");
+        let run = start(spool_dir.path(), s3_config(&rgw, &bucket));
+        wait_for(Duration::from_secs(30), "the second round", || {
+            ok(&run.stats) == 1
+        })
+        .await;
+        run.stop().await;
+        let key = format!("caps/i2/{HOST}/i2.pcapng");
+        let puts = logged(&rgw, "PUT", &bucket, &key);
+        assert_eq!(puts.len(), 1, "sent once: {puts:#?}");
+        assert!(
+            logged(&rgw, "HEAD", &bucket, &key).len() >= 3,
+            "checked by HEAD"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_wrong_secret_or_a_missing_bucket_parks_the_capture_with_the_stores_reason() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("park");
+        for (what, mut config, code, hint) in [
+            (
+                "wrong secret",
+                s3_config(&rgw, &bucket),
+                "SignatureDoesNotMatch",
+                "secret key is wrong",
+            ),
+            (
+                "missing bucket",
+                s3_config(&rgw, "no-such-bucket-here"),
+                "NoSuchBucket",
+                "create the bucket",
+            ),
+        ] {
+            if what == "wrong secret" {
+                config.secret_key = Some("not-the-secret".into());
+            }
+            let spool_dir = tempfile::tempdir().expect("tempdir");
+            make_unit(spool_dir.path(), "p1", 1000);
+            let run = start(spool_dir.path(), config);
+            wait_for(Duration::from_secs(30), "parked", || {
+                run.stats.parked.load(Ordering::Relaxed) == 1
+                    && run.stats.parked_now.load(Ordering::Relaxed) == 1
+            })
+            .await;
+            let reasons = run.stats.parked_reasons.lock().expect("lock").clone();
+            run.stop().await;
+            let units = spool::scan(spool_dir.path()).expect("scan");
+            let parked = units[0].state.parked.clone().expect("parked");
+            assert_eq!(parked.code.as_deref(), Some(code), "{what}: {parked:?}");
+            assert!(parked.reason.contains(hint), "{what}: {}", parked.reason);
+            assert!(
+                !parked.reason.contains(&rgw.secret_key),
+                "{what}: a secret in {}",
+                parked.reason
+            );
+            assert_eq!(reasons.len(), 1, "{what}: {reasons:?}");
+            assert_eq!(reasons[0].label, code);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rgw_stopped_mid_upload_and_started_again_completes_the_object_once() {
+        let rgw = use_exclusively();
+        let bucket = rgw.fresh_bucket("outage");
+        let spool_dir = tempfile::tempdir().expect("tempdir");
+        let data = make_unit(spool_dir.path(), "o1", 30 << 20);
+        let mut c = s3_config(&rgw, &bucket);
+        c.part_size = 5 << 20;
+        c.parts_in_flight = 1;
+        c.attempts = 40; // keep trying through the outage
+        let run = start(spool_dir.path(), c);
+        let key = format!("caps/o1/{HOST}/o1.pcapng");
+        wait_for(Duration::from_secs(30), "the first part", || {
+            !logged(&rgw, "PUT", &bucket, &key).is_empty()
+        })
+        .await;
+        rgw.stop_rgw();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(ok(&run.stats), 0, "not done while RGW is down");
+        rgw.start_rgw();
+        wait_for(Duration::from_secs(90), "the upload", || {
+            ok(&run.stats) == 1
+        })
+        .await;
+        run.stop().await;
+        assert!(run_failed(&spool_dir), "attempts failed during the outage");
+        assert!(rgw.get_object(&bucket, &key) == data, "the object differs");
+        let completes: Vec<_> = logged(&rgw, "POST", &bucket, &key)
+            .into_iter()
+            .filter(|l| l.contains("uploadId=") && l.contains("\" 200"))
+            .collect();
+        assert_eq!(completes.len(), 1, "completed once: {completes:#?}");
+        assert!(
+            !rgw.multipart_uploads(&bucket).contains("<Upload>"),
+            "no upload left open: {}",
+            rgw.multipart_uploads(&bucket)
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_agent_killed_mid_upload_resumes_it_and_aborts_its_orphans() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("resume");
+        // Open uploads a previous run left: one of this host's, one of another host's.
+        let start_upload = |key: &str| {
+            let r = rgw.curl(&["-X", "POST", &rgw.url(&format!("{bucket}/{key}?uploads="))]);
+            assert_eq!(r.status, 200, "{}", r.text());
+        };
+        start_upload(&format!("caps/old/{HOST}/old.pcapng"));
+        start_upload("caps/old/node9/old.pcapng");
+
+        let spool_dir = tempfile::tempdir().expect("tempdir");
+        let data = make_unit(spool_dir.path(), "r1", 26 << 20);
+        let key = format!("caps/r1/{HOST}/r1.pcapng");
+        let mut c = s3_config(&rgw, &bucket);
+        c.part_size = 5 << 20;
+        c.parts_in_flight = 1;
+        let first = start(spool_dir.path(), c.clone());
+        wait_for(Duration::from_secs(30), "two parts", || {
+            logged(&rgw, "PUT", &bucket, &key).len() >= 2
+        })
+        .await;
+        first.task.abort(); // like kill -9: nothing more is saved
+        let _ = first.task.await;
+        let units = spool::scan(spool_dir.path()).expect("scan");
+        let id = units[0]
+            .state
+            .multipart
+            .get("r1.pcapng")
+            .cloned()
+            .expect("the upload id was saved before the first part");
+        let before = logged(&rgw, "PUT", &bucket, &key).len();
+
+        let second = start(spool_dir.path(), c);
+        wait_for(Duration::from_secs(60), "the upload", || {
+            ok(&second.stats) == 1
+        })
+        .await;
+        second.stop().await;
+        assert!(rgw.get_object(&bucket, &key) == data, "the object differs");
+        let puts = logged(&rgw, "PUT", &bucket, &key);
+        let after: Vec<_> = puts[before..].iter().collect();
+        assert!(
+            after.iter().all(|l| l.contains(&id)),
+            "the same upload resumed: {after:#?}"
+        );
+        assert!(
+            after.len() <= 6 - 2 + 1,
+            "parts already stored were not sent again: {} PUTs after the restart",
+            after.len()
+        );
+        let open = rgw.multipart_uploads(&bucket);
+        assert!(
+            !open.contains(&format!("{HOST}/old.pcapng")),
+            "this host's orphan aborted: {open}"
+        );
+        assert!(
+            open.contains("node9/old.pcapng"),
+            "another host's upload left alone: {open}"
+        );
+        assert!(!open.contains("r1.pcapng"), "{open}");
+    }
+
+    fn run_failed(dir: &tempfile::TempDir) -> bool {
+        spool::scan(dir.path()).expect("scan")[0].state.attempts > 0
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The `tripcap` binary with an s3:// upload: a replay's capture lands in the
+// bucket (keys from an AWS credentials file), `check` and `selftest` say what
+// is wrong with a bad table or a wrong secret.
+
+mod cli {
+    use std::net::Ipv4Addr;
+    use std::path::Path;
+
+    use super::common::rgw::{use_shared, Rgw};
+    use super::common::{read_sidecar, run, sidecars, tripcap, tshark_rows_any, write_generated};
+
+    const T0: i64 = 1_700_000_000_000_000_000;
+
+    /// An AWS credentials file with profile `lab` holding `secret`, and the
+    /// environment that points at it (nothing else of the test's environment).
+    fn aws_files(dir: &Path, rgw: &Rgw, secret: &str) -> Vec<(String, String)> {
+        let creds = dir.join("credentials");
+        std::fs::write(
+            &creds,
+            format!(
+                "[default]\naws_access_key_id = WRONG\naws_secret_access_key = WRONG\n\n[lab]\naws_access_key_id = {}\naws_secret_access_key = {secret}\n",
+                rgw.access_key
+            ),
+        )
+        .expect("credentials file");
+        vec![
+            (
+                "AWS_SHARED_CREDENTIALS_FILE".into(),
+                creds.display().to_string(),
+            ),
+            (
+                "AWS_CONFIG_FILE".into(),
+                dir.join("no-config").display().to_string(),
+            ),
+            ("AWS_PROFILE".into(), "lab".into()),
+        ]
+    }
+
+    fn s3_table(rgw: &Rgw, bucket: &str) -> String {
+        format!(
+            "[upload]\nurl = \"s3://{bucket}/incidents/{{incident}}/{{host}}/{{file}}\"\nendpoint = \"{}\"\nmin_backoff = \"50ms\"\n",
+            rgw.endpoint()
+        )
+    }
+
+    fn clean(cmd: &mut std::process::Command, env: &[(String, String)]) {
+        for v in [
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "AWS_ENDPOINT_URL",
+            "AWS_ENDPOINT_URL_S3",
+            "AWS_REGION",
+        ] {
+            cmd.env_remove(v);
+        }
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    }
+
+    #[test]
+    fn a_replay_uploads_its_capture_to_the_bucket_with_profile_credentials() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("agent");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let env = aws_files(dir.path(), &rgw, &rgw.secret_key);
+        let pcap = dir.path().join("in.pcap");
+        write_generated(
+            &pcap,
+            T0,
+            1_000_000,
+            3000,
+            Ipv4Addr::new(10, 0, 0, 1),
+            Ipv4Addr::new(10, 0, 0, 2),
+            0x11,
+        );
+        let cfg = dir.path().join("agent.toml");
+        std::fs::write(&cfg, s3_table(&rgw, &bucket)).expect("config");
+        let out = dir.path().join("out");
+        let t = T0 + 1_000_000_000;
+        let mut cmd = tripcap();
+        cmd.arg("run")
+            .arg("-c")
+            .arg(&cfg)
+            .arg("-o")
+            .arg(&out)
+            .arg("--from-pcap")
+            .arg(&pcap)
+            .args([
+                "--pre",
+                "500ms",
+                "--post",
+                "500ms",
+                "--upload-wait",
+                "60s",
+                "--host",
+                "gpu01",
+            ])
+            .arg("--trigger-at")
+            .arg(format!("{}.{:09}", t / 1_000_000_000, t % 1_000_000_000));
+        clean(&mut cmd, &env);
+        let o = run(&mut cmd);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stderr}");
+        assert!(stderr.contains("capture uploaded"), "{stderr}");
+        assert!(
+            stderr.contains("profile `lab`"),
+            "where the keys came from: {stderr}"
+        );
+        assert!(
+            !stderr.contains(&rgw.secret_key),
+            "the secret leaked: {stderr}"
+        );
+
+        let side = read_sidecar(&sidecars(&out)[0]);
+        for file in [side.file.clone(), format!("{}.json", side.incident)] {
+            let key = format!("incidents/{}/gpu01/{file}", side.incident);
+            let remote = rgw.get_object(&bucket, &key);
+            assert!(
+                remote == std::fs::read(out.join(&file)).expect("local"),
+                "{key} differs"
+            );
+        }
+        let fetched = dir.path().join("fetched.pcapng");
+        std::fs::write(
+            &fetched,
+            rgw.get_object(
+                &bucket,
+                &format!("incidents/{}/gpu01/{}", side.incident, side.file),
+            ),
+        )
+        .expect("write");
+        assert_eq!(tshark_rows_any(&fetched), side.packets as usize);
+    }
+
+    #[test]
+    fn check_and_selftest_name_what_is_wrong_with_an_s3_table() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("probe");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = dir.path().join("out");
+        let base = format!("[capture]\ninterfaces = [\"lo\"]\n[output]\ndir = {out:?}\n");
+        let write = |name: &str, text: String| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).expect("config");
+            p
+        };
+        let good = write("good.toml", format!("{base}{}", s3_table(&rgw, &bucket)));
+
+        let selftest = |cfg: &Path, env: &[(String, String)]| {
+            let mut cmd = tripcap();
+            cmd.arg("selftest").arg("--json").arg("-c").arg(cfg);
+            clean(&mut cmd, env);
+            let o = run(&mut cmd);
+            let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+            let upload = doc["checks"]
+                .as_array()
+                .and_then(|c| c.iter().find(|c| c["check"] == "upload endpoint").cloned())
+                .expect("an upload check");
+            (
+                upload["ok"].as_bool(),
+                upload["detail"].to_string() + &upload.to_string(),
+            )
+        };
+        let right = aws_files(dir.path(), &rgw, &rgw.secret_key);
+        let (ok, detail) = selftest(&good, &right);
+        assert_eq!(ok, Some(true), "{detail}");
+        let wrong = aws_files(dir.path(), &rgw, "not-the-secret");
+        let (ok, detail) = selftest(&good, &wrong);
+        assert_eq!(ok, Some(false), "{detail}");
+        assert!(
+            detail.contains("SignatureDoesNotMatch") && detail.contains("secret key is wrong"),
+            "{detail}"
+        );
+        assert!(!detail.contains(&rgw.secret_key));
+
+        let check = |cfg: &Path, env: &[(String, String)]| {
+            let mut cmd = tripcap();
+            cmd.arg("check").arg("-c").arg(cfg);
+            clean(&mut cmd, env);
+            let o = run(&mut cmd);
+            (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr).into_owned()
+                    + &String::from_utf8_lossy(&o.stdout),
+            )
+        };
+        // No credentials anywhere: a note (the agent's environment may have them), not an error.
+        let none = vec![
+            (
+                "AWS_SHARED_CREDENTIALS_FILE".to_string(),
+                "/nonexistent/credentials".to_string(),
+            ),
+            (
+                "AWS_CONFIG_FILE".to_string(),
+                "/nonexistent/config".to_string(),
+            ),
+        ];
+        let (code, text) = check(&good, &none);
+        assert_eq!(code, Some(0), "{text}");
+        assert!(text.contains("no S3 credentials"), "{text}");
+        for (name, table, says) in [
+            (
+                "nohost.toml",
+                format!("[upload]\nurl = \"s3://{bucket}/{{incident}}/{{file}}\"\n"),
+                "has no {host}",
+            ),
+            (
+                "badbucket.toml",
+                "[upload]\nurl = \"s3://My_Bucket/{host}/{file}\"\n".to_string(),
+                "not a bucket name",
+            ),
+            (
+                "smallpart.toml",
+                format!("{}part_size = \"1MiB\"\n", s3_table(&rgw, &bucket)),
+                "5MiB to 5GiB",
+            ),
+            (
+                "s3keys.toml",
+                "[upload]\nurl = \"http://127.0.0.1:1/{host}/{file}\"\nregion = \"eu-west-1\"\n"
+                    .to_string(),
+                "only apply to an s3:// `url`",
+            ),
+        ] {
+            let (code, text) = check(&write(name, format!("{base}{table}")), &right);
+            assert_ne!(code, Some(0), "{name}: {text}");
+            assert!(text.contains(says), "{name}: {text}");
+            assert_eq!(text.trim().lines().count(), 1, "{name}: one line: {text}");
+        }
+    }
+}

@@ -198,7 +198,30 @@ impl Bucket {
         if resp.status().as_u16() == 404 {
             return Ok(None);
         }
-        let resp = ok(resp).await?;
+        let resp = match ok(resp).await {
+            Ok(r) => r,
+            // A HEAD's error has no body: ask again with a GET of one byte
+            // for the store's code and message (`SignatureDoesNotMatch`).
+            Err(S3Error::Status { status, code, .. })
+                if code.is_empty() && (400..500).contains(&status) =>
+            {
+                let url = self
+                    .bucket
+                    .get_object(Some(&self.creds), key)
+                    .sign(SIGNED_FOR);
+                let again = send(self.http.get(url).header("range", "bytes=0-0")).await?;
+                return Err(match ok(again).await {
+                    Err(e @ S3Error::Status { .. }) => e,
+                    _ => S3Error::Status {
+                        status,
+                        code: String::new(),
+                        message: String::new(),
+                        retry_after: None,
+                    },
+                });
+            }
+            Err(e) => return Err(e),
+        };
         let headers = resp.headers();
         let len = headers
             .get(CONTENT_LENGTH)
@@ -368,6 +391,8 @@ impl Bucket {
                 query.push(("key-marker", k));
                 query.push(("upload-id-marker", u));
             }
+            // The signer merges sorted lists.
+            query.sort_unstable();
             let url = rusty_s3::signing::sign(
                 &jiff::Timestamp::now(),
                 rusty_s3::Method::Get,
