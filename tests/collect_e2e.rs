@@ -257,35 +257,14 @@ const TRIGGER_LINE: &str =
 fn upload_synthetic(url: &str, incident: &str, host: &str, at_ns: i64) {
     let spool = tempfile::tempdir().expect("tempdir");
     let d = spool.path();
-    std::fs::write(
-        d.join(format!("{incident}.pcapng")),
+    write_unit(
+        d,
+        incident,
+        host,
+        at_ns,
+        TRIGGER_LINE,
         b"\x0a\x0d\x0d\x0a fake",
-    )
-    .expect("write");
-    std::fs::write(
-        d.join(format!("{incident}.svg")),
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"200\" height=\"20\"><rect width=\"200\" height=\"20\" fill=\"#c33\"/></svg>",
-    )
-    .expect("write");
-    std::fs::write(
-        d.join(format!("{incident}.summary.json")),
-        r#"{"findings":[{"severity":"error","text":"PSN gap on QP 0x11 at +0.412 s"}]}"#,
-    )
-    .expect("write");
-    let sidecar = serde_json::json!({
-        "incident": incident,
-        "host": host,
-        "triggers": [{"name": "nccl-watchdog-timeout", "class": "nccl_timeout",
-                      "at": "2026-11-30T02:14:27.5Z", "at_ns": at_ns,
-                      "source": "/var/log/nccl.node7.log", "line_no": 812, "line": TRIGGER_LINE}],
-        "window": {"complete": true, "shortfall": []},
-        "packets": 1,
-    });
-    std::fs::write(
-        d.join(format!("{incident}.json")),
-        serde_json::to_vec(&sidecar).expect("json"),
-    )
-    .expect("write");
+    );
     std::env::set_var(TOKEN_ENV, TOKEN);
     let mut cfg =
         tripcap::deliver::UploadConfig::new(format!("{url}/upload/{{host}}/{{incident}}/{{file}}"));
@@ -337,37 +316,7 @@ fn collector_page_in_headless_chromium() {
     });
     assert_eq!(ctype.as_deref(), Some("image/svg+xml"));
 
-    let Some(browser) = ["chromium", "chromium-browser"].into_iter().find(|b| {
-        std::process::Command::new(b)
-            .arg("--version")
-            .output()
-            .is_ok()
-    }) else {
-        panic!("chromium is missing: `apt-get install chromium` (.ci/run installs it)");
-    };
-    let profile = tempfile::tempdir().expect("profile");
-    let out = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("{}/", c.url))
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && dom.contains("</html>"),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dom = chromium_dom(&format!("{}/", c.url));
     assert!(dom.contains(incident), "{dom}");
     assert!(dom.contains("Host <code>node7</code>"), "{dom}");
     assert!(

@@ -245,6 +245,13 @@ mod upload {
             .collect()
     }
 
+    /// Requests RGW logged with `method` on `bucket` (any key), so far.
+    pub fn logged_requests(rgw: &Rgw, method: &str, bucket: &str) -> usize {
+        let log = std::fs::read_to_string(rgw.dir().join("log/client.rgw.log")).unwrap_or_default();
+        let needle = format!("\"{method} /{bucket}");
+        log.lines().filter(|l| l.contains(&needle)).count()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_capture_goes_up_and_reads_back_identical_with_its_sha256() {
         let rgw = use_shared();
@@ -717,5 +724,292 @@ mod cli {
             assert!(text.contains(says), "{name}: {text}");
             assert_eq!(text.trim().lines().count(), 1, "{name}: one line: {text}");
         }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// `tripcap collect --store s3://…`: the collector keeps what it receives in a
+// bucket and serves its page from it; several collectors share one bucket, and
+// one serves what agents put there directly.
+
+mod collector {
+    use std::time::{Duration, Instant};
+
+    use super::common::rgw::{use_shared, Rgw};
+    use super::common::{chromium_dom, start_collector_with, wait_until, write_unit, Collector};
+    use super::upload::{logged_requests, sha256_hex};
+
+    const TOKEN_ENV: &str = "TRIPCAP_TEST_BUCKET_COLLECTOR_TOKEN";
+    const TOKEN: &str = "bucket-collector-token-5f1";
+    const LINE: &str = "[rank3]:[E ProcessGroupNCCL.cpp:616] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=41, OpType=ALLREDUCE) ran for 600027 milliseconds before timing out.";
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    /// A collector on `bucket` under `site/`, keys from the environment.
+    fn bucket_collector(rgw: &Rgw, bucket: &str, token: bool) -> Collector {
+        let store = format!("s3://{bucket}/site");
+        let endpoint = rgw.endpoint();
+        let mut env = vec![
+            ("AWS_ACCESS_KEY_ID", rgw.access_key.as_str()),
+            ("AWS_SECRET_ACCESS_KEY", rgw.secret_key.as_str()),
+        ];
+        let mut more = vec![];
+        if token {
+            env.push((TOKEN_ENV, TOKEN));
+            more = vec!["--token-env", TOKEN_ENV];
+        }
+        start_collector_with(&["--store", &store, "--endpoint", &endpoint], &env, &more)
+    }
+
+    /// A unit like an agent writes (capture, picture, summary, sidecar) in `dir`.
+    fn unit(dir: &std::path::Path, incident: &str, host: &str) {
+        let capture = super::pattern(70_000, 5);
+        write_unit(
+            dir,
+            incident,
+            host,
+            1_796_119_200_000_000_000,
+            LINE,
+            &capture,
+        );
+    }
+
+    /// Deliver the units in `dir` as `host` with `config`, to the end.
+    fn deliver(dir: &std::path::Path, host: &str, config: tripcap::deliver::UploadConfig) {
+        rt().block_on(async {
+            let u = tripcap::deliver::Uploader::new(host.into(), config).expect("uploader");
+            let t =
+                tripcap::deliver::DeliveryTask::new(dir.to_path_buf(), Default::default(), Some(u));
+            let (stats, notify) = (t.stats(), t.notifier());
+            let stop = tokio_util::sync::CancellationToken::new();
+            let task = tokio::spawn(t.run(stop.clone()));
+            assert!(
+                tripcap::deliver::wait_drained(&stats, &notify, Duration::from_secs(30)).await,
+                "delivered"
+            );
+            stop.cancel();
+            let _ = task.await;
+            assert_eq!(
+                stats.parked_now.load(std::sync::atomic::Ordering::Relaxed),
+                0
+            );
+        });
+    }
+
+    fn get(url: &str) -> (u16, Option<String>, Vec<u8>) {
+        rt().block_on(async {
+            let r = reqwest::get(url).await.expect("GET");
+            let status = r.status().as_u16();
+            let ctype = r
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            (status, ctype, r.bytes().await.expect("body").to_vec())
+        })
+    }
+
+    fn put(url: &str, body: Vec<u8>) -> u16 {
+        let sha = sha256_hex(&body);
+        rt().block_on(async {
+            reqwest::Client::new()
+                .put(url)
+                .bearer_auth(TOKEN)
+                .header("x-content-sha256", sha)
+                .body(body)
+                .send()
+                .await
+                .expect("PUT")
+                .status()
+                .as_u16()
+        })
+    }
+
+    #[test]
+    fn collectors_keep_uploads_in_a_bucket_and_serve_the_page_from_it() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("site");
+        let receiving = bucket_collector(&rgw, &bucket, true);
+        let serving = bucket_collector(&rgw, &bucket, false);
+
+        // Through the collector.
+        let spool = tempfile::tempdir().expect("tempdir");
+        let via = "20261201T100000Z-node7-nccl-watchdog-timeout";
+        unit(spool.path(), via, "node7");
+        std::env::set_var(TOKEN_ENV, TOKEN);
+        let mut http = tripcap::deliver::UploadConfig::new(format!(
+            "{}/upload/{{host}}/{{incident}}/{{file}}",
+            receiving.url
+        ));
+        http.headers
+            .insert("Authorization".into(), format!("Bearer ${{{TOKEN_ENV}}}"));
+        deliver(spool.path(), "node7", http);
+        let capture = std::fs::read(spool.path().join(format!("{via}.pcapng"))).expect("local");
+        let key = format!("site/{via}/node7/{via}.pcapng");
+        assert!(
+            rgw.get_object(&bucket, &key) == capture,
+            "the object differs"
+        );
+        let head = super::upload::head(&rgw, &bucket, &key);
+        assert!(head.contains(&sha256_hex(&capture)), "{head}");
+        // Repeats are recognised, other content under the name is a conflict.
+        let file_url = format!("{}/upload/node7/{via}/{via}.pcapng", receiving.url);
+        assert_eq!(put(&file_url, capture.clone()), 200);
+        assert_eq!(put(&file_url, b"other".to_vec()), 409);
+        assert!(rgw.get_object(&bucket, &key) == capture, "not overwritten");
+
+        // Straight from an agent, under the layout the collector reads.
+        let direct = tempfile::tempdir().expect("tempdir");
+        let straight = "20261201T110000Z-node8-nccl-watchdog-timeout";
+        unit(direct.path(), straight, "node8");
+        let mut s3 = super::upload::s3_config(&rgw, &bucket);
+        s3.url = format!("s3://{bucket}/site/{{incident}}/{{host}}/{{file}}");
+        deliver(direct.path(), "node8", s3);
+
+        // The other collector serves both, newest first, with pictures and downloads.
+        let mut dom = String::new();
+        wait_until(
+            Duration::from_secs(15),
+            "both incidents on the page",
+            || {
+                dom = chromium_dom(&format!("{}/", serving.url));
+                dom.contains(via) && dom.contains(straight)
+            },
+        );
+        assert!(
+            dom.contains("Host <code>node7</code>") && dom.contains("Host <code>node8</code>"),
+            "{dom}"
+        );
+        assert!(
+            dom.contains("Watchdog caught collective operation timeout"),
+            "{dom}"
+        );
+        assert!(dom.contains("PSN gap on QP 0x11"), "{dom}");
+        assert!(dom.contains("Incidents 1–2 of 2"), "{dom}");
+        assert!(dom.find(straight) < dom.find(via), "newest first");
+        let (status, ctype, _) = get(&format!("{}/files/{via}/node7/{via}.svg", serving.url));
+        assert_eq!((status, ctype.as_deref()), (200, Some("image/svg+xml")));
+        let (status, _, body) = get(&format!("{}/files/{via}/node7/{via}.pcapng", serving.url));
+        assert_eq!(status, 200);
+        assert!(body == capture, "download differs");
+        let (status, _, _) = get(&format!("{}/files/{via}/node7/nothing.pcapng", serving.url));
+        assert_eq!(status, 404);
+        let filtered = chromium_dom(&format!("{}/?host=node8", serving.url));
+        assert!(
+            filtered.contains(straight) && !filtered.contains(via),
+            "{filtered}"
+        );
+    }
+
+    #[test]
+    fn ten_thousand_incidents_are_listed_a_page_at_a_time_with_bounded_requests() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("many");
+        let n = 10_000usize;
+        let id = |i: usize| {
+            format!(
+                "20261201T{:02}{:02}{:02}Z-node{}-trigger{}",
+                i / 3600,
+                (i / 60) % 60,
+                i % 60,
+                i % 8,
+                i % 3
+            )
+        };
+        // Fill the bucket: one small sidecar per incident, 32 at a time.
+        let started = Instant::now();
+        rt().block_on(async {
+            use futures_util::StreamExt;
+            let resolved = tripcap::s3::Resolved {
+                endpoint: rgw.endpoint(),
+                region: rgw.region().into(),
+                path_style: true,
+                key: rgw.access_key.clone(),
+                secret: rgw.secret_key.clone(),
+                token: None,
+                source: "test".into(),
+            };
+            let b = tripcap::s3::Bucket::new(reqwest::Client::new(), &bucket, &resolved)
+                .expect("bucket");
+            let b = &b;
+            futures_util::stream::iter(0..n)
+                .map(|i| async move {
+                    let inc = id(i);
+                    let host = format!("node{}", i % 8);
+                    let body = serde_json::to_vec(
+                        &serde_json::json!({"incident": inc, "host": host, "triggers": []}),
+                    )
+                    .expect("json");
+                    let md5: [u8; 16] = <md5::Md5 as md5::Digest>::digest(&body).into();
+                    let sha = sha256_hex(&body);
+                    let len = body.len() as u64;
+                    b.put(
+                        &format!("site/{inc}/{host}/{inc}.json"),
+                        body.into(),
+                        len,
+                        md5,
+                        &sha,
+                        "application/json",
+                    )
+                    .await
+                    .expect("put");
+                })
+                .buffer_unordered(32)
+                .collect::<Vec<()>>()
+                .await;
+        });
+        eprintln!("filled {n} incidents in {:?}", started.elapsed());
+
+        let c = bucket_collector(&rgw, &bucket, false);
+        let before = logged_requests(&rgw, "GET", &bucket);
+        let t = Instant::now();
+        let (status, _, body) = get(&format!("{}/", c.url));
+        let first = t.elapsed();
+        let page = String::from_utf8_lossy(&body).into_owned();
+        assert_eq!(status, 200, "{page}");
+        let gets = logged_requests(&rgw, "GET", &bucket) - before;
+        eprintln!("first page in {first:?} with {gets} GETs of the bucket");
+        assert!(page.contains(&format!("Incidents 1–50 of {n}")), "{page}");
+        assert_eq!(page.matches("<section class=\"incident\"").count(), 50);
+        assert!(
+            page.contains(&id(n - 1)) && !page.contains(&id(n - 51)),
+            "the newest 50"
+        );
+        // 10 listings of 1,000 incidents, then per incident one listing and one sidecar.
+        assert!(gets <= 10 + 50 * 2, "{gets} GETs for the first page");
+
+        let before = logged_requests(&rgw, "GET", &bucket);
+        let t = Instant::now();
+        let (_, _, again) = get(&format!("{}/", c.url));
+        eprintln!("the same page again in {:?}", t.elapsed());
+        assert_eq!(again, body);
+        assert_eq!(
+            logged_requests(&rgw, "GET", &bucket) - before,
+            0,
+            "served from the cache"
+        );
+
+        let (_, _, last) = get(&format!("{}/?page=200", c.url));
+        let last = String::from_utf8_lossy(&last);
+        assert!(
+            last.contains(&id(0)) && last.contains("page 200 of 200"),
+            "{last}"
+        );
+        let (_, _, by_host) = get(&format!("{}/?host=node3&trigger=trigger1&page=2", c.url));
+        let by_host = String::from_utf8_lossy(&by_host);
+        // node3 and trigger1: i ≡ 3 (mod 8) and i ≡ 1 (mod 3): i ≡ 19 (mod 24).
+        let matching = (0..n).filter(|i| i % 24 == 19).count();
+        assert!(
+            by_host.contains(&format!("of {matching} matching, {n} in all")),
+            "{by_host}"
+        );
+        let newest_on_page_2 = (0..n).rev().filter(|i| i % 24 == 19).nth(50).expect("51st");
+        assert!(by_host.contains(&id(newest_on_page_2)), "{by_host}");
     }
 }

@@ -201,8 +201,20 @@ pub struct CollectArgs {
     #[arg(long, default_value = "127.0.0.1:9480")]
     pub listen: std::net::SocketAddr,
     /// Where captures are stored (`<incident>/<host>/<file>`).
-    #[arg(long)]
-    pub dir: PathBuf,
+    #[arg(long, required_unless_present = "store", conflicts_with = "store")]
+    pub dir: Option<PathBuf>,
+    /// Keep captures in a bucket instead (`s3://BUCKET/PREFIX`: `PREFIX/<incident>/<host>/<file>`,
+    /// the layout agents uploading to `s3://BUCKET/PREFIX/{incident}/{host}/{file}` write); keys
+    /// from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws (AWS_PROFILE).
+    #[arg(long, value_name = "S3_URL")]
+    pub store: Option<String>,
+    /// The bucket's endpoint (Ceph RGW, MinIO: `http://rgw:7480`); else AWS_ENDPOINT_URL_S3,
+    /// AWS_ENDPOINT_URL, the profile's, AWS.
+    #[arg(long, value_name = "URL", requires = "store")]
+    pub endpoint: Option<String>,
+    /// The bucket's region (else AWS_REGION, the profile's, us-east-1).
+    #[arg(long, value_name = "REGION", requires = "store")]
+    pub region: Option<String>,
     /// Name of the environment variable holding the bearer token uploads must carry.
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,

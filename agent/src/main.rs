@@ -206,7 +206,21 @@ fn collect(args: tripcap::cli::CollectArgs) -> anyhow::Result<ExitCode> {
             wait_for_signal().await;
             on_signal.cancel();
         });
-        tripcap::collect::run(args.listen, args.dir, token, args.max_file_size, shutdown).await
+        let storage = match (args.store, args.dir) {
+            (Some(url), _) => tripcap::collect::StorageChoice::Bucket {
+                url,
+                settings: tripcap::s3::Settings {
+                    endpoint: args.endpoint,
+                    region: args.region,
+                    ..Default::default()
+                },
+            },
+            (None, Some(dir)) => tripcap::collect::StorageChoice::Dir(dir),
+            (None, None) => anyhow::bail!("give --dir DIR or --store s3://BUCKET/PREFIX"),
+        };
+        tripcap::collect::run(args.listen, storage, token, args.max_file_size, shutdown)
+            .await
+            .map_err(anyhow::Error::from)
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -429,6 +429,38 @@ pub fn paced(n: usize, every: Duration, mut send: impl FnMut(usize)) {
     });
 }
 
+/// A capture unit as an agent leaves it in its spool, in `dir`: `capture` as
+/// the pcapng, a red SVG timeline, a summary with one finding (`PSN gap on
+/// QP 0x11`), and a sidecar whose one `nccl-watchdog-timeout` trigger fired at
+/// `at_ns` on `line`.
+pub fn write_unit(dir: &Path, incident: &str, host: &str, at_ns: i64, line: &str, capture: &[u8]) {
+    std::fs::write(dir.join(format!("{incident}.pcapng")), capture).expect("write");
+    std::fs::write(
+        dir.join(format!("{incident}.svg")),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"200\" height=\"20\"><rect width=\"200\" height=\"20\" fill=\"#c33\"/></svg>",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join(format!("{incident}.summary.json")),
+        r#"{"findings":[{"severity":"error","text":"PSN gap on QP 0x11 at +0.412 s"}]}"#,
+    )
+    .expect("write");
+    let sidecar = serde_json::json!({
+        "incident": incident,
+        "host": host,
+        "triggers": [{"name": "nccl-watchdog-timeout", "class": "nccl_timeout",
+                      "at": "2026-11-30T02:14:27.5Z", "at_ns": at_ns,
+                      "source": "/var/log/nccl.node7.log", "line_no": 812, "line": line}],
+        "window": {"complete": true, "shortfall": []},
+        "packets": 1,
+    });
+    std::fs::write(
+        dir.join(format!("{incident}.json")),
+        serde_json::to_vec(&sidecar).expect("json"),
+    )
+    .expect("write");
+}
+
 /// A `tripcap collect` on 127.0.0.1 (stopped when dropped).
 pub struct Collector {
     /// The collector process.
@@ -448,12 +480,21 @@ impl Drop for Collector {
 /// Start `tripcap collect` storing into `store`, with the bearer token `token`
 /// read from the environment variable `token_env`, and `extra` arguments.
 pub fn start_collector(store: &Path, token_env: &str, token: &str, extra: &[&str]) -> Collector {
+    let mut args: Vec<&str> = vec!["--dir", store.to_str().expect("UTF-8 path")];
+    args.extend_from_slice(extra);
+    let mut c = start_collector_with(&args, &[(token_env, token)], &["--token-env", token_env]);
+    c.dir = store.to_path_buf();
+    c
+}
+
+/// Start `tripcap collect --listen 127.0.0.1:0` with `args` and `more` arguments and
+/// the environment `env`; `dir` is left empty (a bucket-backed collector has none).
+pub fn start_collector_with(args: &[&str], env: &[(&str, &str)], more: &[&str]) -> Collector {
     let mut cmd = tripcap();
-    cmd.args(["collect", "--listen", "127.0.0.1:0", "--dir"])
-        .arg(store)
-        .args(["--token-env", token_env])
-        .args(extra)
-        .env(token_env, token);
+    cmd.args(["collect", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .args(more)
+        .envs(env.iter().copied());
     let (child, log) = spawn_ready(&mut cmd, "collector listening on", Duration::from_secs(20));
     // spawn_ready reports the line before it appends it to the log.
     let mut text = String::new();
@@ -469,8 +510,43 @@ pub fn start_collector(store: &Path, token_env: &str, token: &str, extra: &[&str
     Collector {
         child,
         url,
-        dir: store.to_path_buf(),
+        dir: PathBuf::new(),
     }
+}
+
+/// The DOM headless Chromium builds from `url` (`--dump-dom`); panics when
+/// Chromium is missing or fails.
+pub fn chromium_dom(url: &str) -> String {
+    let Some(browser) = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|b| Command::new(b).arg("--version").output().is_ok())
+    else {
+        panic!("chromium is missing: `apt-get install chromium` (.ci/run installs it)");
+    };
+    let profile = tempfile::tempdir().expect("profile");
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && dom.contains("</html>"),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dom
 }
 
 /// The binary copied where an unprivileged user can run it, run as `nobody`

@@ -10,3 +10,17 @@
 
 pub mod pcapng;
 pub mod reader;
+
+/// The media type of a file of a capture unit, by its name: what uploads
+/// and downloads announce.
+pub fn media_type(file_name: &str) -> &'static str {
+    if file_name.ends_with(".svg") {
+        "image/svg+xml"
+    } else if file_name.ends_with(".json") {
+        "application/json"
+    } else if file_name.ends_with(".pcapng") {
+        "application/x-pcapng"
+    } else {
+        "application/octet-stream"
+    }
+}

@@ -3,9 +3,10 @@
 //! An axum server that accepts both upload forms the agent speaks —
 //! `PUT /upload/{host}/{incident}/{file}` (raw body, `X-Content-SHA256`) and
 //! `POST /upload` (multipart: a `metadata` JSON part, then `file` parts) —
-//! stores them by incident and host ([`store`]), and serves a server-rendered
-//! page of what it holds ([`page`]): `GET /`, and each file under
-//! `GET /files/{incident}/{host}/{file}`.
+//! stores them by incident and host in a directory ([`store`]) or a bucket
+//! ([`bucket`]), and serves a server-rendered page of what it holds ([`page`],
+//! over [`catalog`]: which incidents a request asks for): `GET /`, and each
+//! file under `GET /files/{incident}/{host}/{file}`.
 //!
 //! Bodies stream to disk as they arrive (no whole-body buffering; the default
 //! body limit is lifted on the upload routes for that reason). Uploads need
@@ -16,10 +17,13 @@
 //! again cannot succeed). A name is written once: the same content again gets
 //! 200, other content 409 Conflict, and of concurrent uploads of one name
 //! exactly one is stored (201), the others answered as repeats or conflicts
-//! ([`store`]). The page is read-only and
+//! ([`store`]; with a bucket, two collectors racing on one name with different
+//! content may both succeed, the last one kept). The page is read-only and
 //! open to anyone who can reach the listener, so bind it where only the people
 //! who may read captures can.
 
+pub mod bucket;
+pub mod catalog;
 pub mod page;
 pub mod store;
 
@@ -43,10 +47,41 @@ use store::{check_name, is_sha256_hex, Store, StoreError, Stored};
 /// Header the agent puts the body's SHA-256 in.
 pub const SHA256_HEADER: &str = "x-content-sha256";
 
+/// Where the collector keeps what it receives.
+#[derive(Debug)]
+pub enum Storage {
+    /// A directory (`--dir`).
+    Dir(Store),
+    /// A bucket (`--store s3://…`).
+    Bucket(Box<bucket::BucketStore>),
+}
+
+impl Storage {
+    /// Store one file (see [`Store::put`]).
+    pub async fn put<S, E>(
+        &self,
+        incident: &str,
+        host: &str,
+        file: &str,
+        sha256: &str,
+        size: Option<u64>,
+        chunks: S,
+    ) -> Result<Stored, StoreError>
+    where
+        S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+        E: std::fmt::Display,
+    {
+        match self {
+            Storage::Dir(s) => s.put(incident, host, file, sha256, size, chunks).await,
+            Storage::Bucket(b) => b.put(incident, host, file, sha256, size, chunks).await,
+        }
+    }
+}
+
 /// Shared state of the collector's handlers.
 #[derive(Debug)]
 pub struct Collector {
-    store: Store,
+    storage: Storage,
     token: Option<String>,
 }
 
@@ -59,14 +94,22 @@ impl Collector {
         max_file: u64,
     ) -> std::io::Result<Arc<Collector>> {
         Ok(Arc::new(Collector {
-            store: Store::open(dir, max_file)?,
+            storage: Storage::Dir(Store::open(dir, max_file)?),
             token,
         }))
     }
 
+    /// A collector keeping what it receives in a bucket.
+    pub fn with_bucket(store: bucket::BucketStore, token: Option<String>) -> Arc<Collector> {
+        Arc::new(Collector {
+            storage: Storage::Bucket(Box::new(store)),
+            token,
+        })
+    }
+
     /// The storage.
-    pub fn store(&self) -> &Store {
-        &self.store
+    pub fn storage(&self) -> &Storage {
+        &self.storage
     }
 }
 
@@ -112,6 +155,9 @@ pub enum CollectError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The bucket is unusable (the message says why and what to do).
+    #[error("--store: {0}")]
+    Bucket(String),
     /// The address cannot be bound.
     #[error("cannot listen on {addr}: {source}: choose another address with --listen")]
     Listen {
@@ -125,20 +171,73 @@ pub enum CollectError {
     Serve(std::io::Error),
 }
 
+/// Where `tripcap collect` keeps files.
+#[derive(Debug, Clone)]
+pub enum StorageChoice {
+    /// `--dir DIR`.
+    Dir(PathBuf),
+    /// `--store s3://BUCKET/PREFIX`, with the store's settings (`--endpoint`,
+    /// `--region`; the rest from AWS's variables and files).
+    Bucket {
+        /// The `s3://` URL.
+        url: String,
+        /// Endpoint, region, path style.
+        settings: crate::s3::Settings,
+    },
+}
+
+/// Open the storage: a directory, or a bucket that answers a listing.
+async fn open_storage(
+    choice: &StorageChoice,
+    token: Option<String>,
+    max_file: u64,
+) -> Result<(Arc<Collector>, String), CollectError> {
+    match choice {
+        StorageChoice::Dir(dir) => {
+            let state = Collector::new(dir.clone(), token, max_file).map_err(|source| {
+                CollectError::Dir {
+                    dir: dir.display().to_string(),
+                    source,
+                }
+            })?;
+            Ok((state, dir.display().to_string()))
+        }
+        StorageChoice::Bucket { url, settings } => {
+            let location = crate::s3::Location::parse(url).map_err(CollectError::Bucket)?;
+            let resolved = crate::s3::resolve(settings, &crate::s3::ProcessEnvironment)
+                .map_err(|e| CollectError::Bucket(e.to_string()))?;
+            let http = reqwest::Client::builder()
+                .connect_timeout(std::time::Duration::from_secs(10))
+                .read_timeout(std::time::Duration::from_secs(60))
+                .user_agent(concat!("tripcap-collect/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| CollectError::Bucket(format!("cannot build the HTTP client: {e}")))?;
+            let bucket = crate::s3::Bucket::new(http, &location.bucket, &resolved)
+                .map_err(CollectError::Bucket)?;
+            let store = bucket::BucketStore::new(bucket, &location, max_file).map_err(|e| {
+                CollectError::Bucket(format!(
+                    "cannot make a private temporary directory for incoming files ({e}): set TMPDIR"
+                ))
+            })?;
+            store.check().await.map_err(CollectError::Bucket)?;
+            let shown = format!(
+                "{url} at {} (keys from {})",
+                resolved.endpoint, resolved.source
+            );
+            Ok((Collector::with_bucket(store, token), shown))
+        }
+    }
+}
+
 /// Bind `listen` and serve until `shutdown`; logs `collector listening on http://ADDR`.
 pub async fn run(
     listen: SocketAddr,
-    dir: PathBuf,
+    storage: StorageChoice,
     token: Option<String>,
     max_file: u64,
     shutdown: CancellationToken,
 ) -> Result<(), CollectError> {
-    let state = Collector::new(dir.clone(), token.clone(), max_file).map_err(|source| {
-        CollectError::Dir {
-            dir: dir.display().to_string(),
-            source,
-        }
-    })?;
+    let (state, shown) = open_storage(&storage, token.clone(), max_file).await?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|source| CollectError::Listen {
@@ -149,7 +248,7 @@ pub async fn run(
     if token.is_none() && !addr.ip().is_loopback() {
         tracing::warn!(%addr, "no --token-env: anyone who reaches this address can upload");
     }
-    tracing::info!(dir = %dir.display(), auth = token.is_some(), "collector listening on http://{addr}");
+    tracing::info!(store = %shown, auth = token.is_some(), "collector listening on http://{addr}");
     serve(listener, state, shutdown)
         .await
         .map_err(CollectError::Serve)
@@ -238,7 +337,7 @@ async fn put_file(
         .and_then(|v| v.parse::<u64>().ok());
     let stream = body.into_data_stream();
     match st
-        .store
+        .storage
         .put(&incident, &host, &file, sha, size, stream)
         .await
     {
@@ -382,7 +481,7 @@ async fn store_file_part(
     })
     .boxed();
     match st
-        .store
+        .storage
         .put(
             &meta.incident,
             &meta.host,

@@ -1,28 +1,27 @@
 //! The collector's web page: server-rendered HTML, no JavaScript.
 //!
-//! `GET /` lists incidents newest first (by the first trigger's time in the
-//! sidecar, else the directory's time), each with its hosts, and for each host
+//! `GET /` lists incidents newest first (in a directory by the trigger time of
+//! the sidecars, else the directory's time; in a bucket by id, which starts
+//! with that time), 50 a page, filtered by host, trigger or text
+//! ([`super::catalog::Filter`]), each with its hosts, and for each host
 //! its trigger lines, the window's completeness, the SVG timeline (`<img>`, so a
 //! script inside an uploaded SVG never runs), the key findings of
 //! `summary.json` when present, and download links. Every value from an upload
-//! is HTML-escaped. Reading the storage is a scan per request: the page is for
-//! people, not for load.
+//! is HTML-escaped. A directory is scanned per request (the page is for
+//! people, not for load); a bucket is read as [`super::bucket`] says.
 
-use std::path::Path as FsPath;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use serde_json::Value;
 use tokio_util::io::ReaderStream;
 
+use super::catalog::{scan_dir, select, Filter, HostView, IncidentView, Page, PER_PAGE};
 use super::store::safe_name;
-use super::Collector;
-
-/// Most incidents shown on the page.
-pub const MAX_INCIDENTS: usize = 200;
+use super::{Collector, Storage};
 /// Most findings shown per capture.
 pub const MAX_FINDINGS: usize = 12;
 
@@ -40,107 +39,6 @@ pub fn esc(s: &str) -> String {
         }
     }
     out
-}
-
-/// One host's files of one incident.
-#[derive(Debug, Default)]
-struct HostView {
-    host: String,
-    files: Vec<(String, u64)>,
-    sidecar: Option<Value>,
-    summary: Option<Value>,
-}
-
-/// One incident.
-#[derive(Debug, Default)]
-struct IncidentView {
-    incident: String,
-    newest_ns: i64,
-    hosts: Vec<HostView>,
-}
-
-fn read_json(path: &FsPath) -> Option<Value> {
-    let bytes = std::fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-fn mtime_ns(path: &FsPath) -> i64 {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
-
-fn visible_entries(dir: &FsPath) -> Vec<(String, std::fs::Metadata)> {
-    let mut v: Vec<(String, std::fs::Metadata)> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| {
-                    let name = e.file_name().to_str()?.to_string();
-                    if !safe_name(&name) {
-                        return None;
-                    }
-                    Some((name, e.metadata().ok()?))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
-}
-
-fn scan(root: &FsPath) -> (Vec<IncidentView>, usize) {
-    let mut incidents = Vec::new();
-    for (incident, meta) in visible_entries(root) {
-        if !meta.is_dir() {
-            continue;
-        }
-        let idir = root.join(&incident);
-        let mut view = IncidentView {
-            incident: incident.clone(),
-            newest_ns: 0,
-            hosts: Vec::new(),
-        };
-        let mut trigger_ns: Option<i64> = None;
-        for (host, hmeta) in visible_entries(&idir) {
-            if !hmeta.is_dir() {
-                continue;
-            }
-            let hdir = idir.join(&host);
-            let files: Vec<(String, u64)> = visible_entries(&hdir)
-                .into_iter()
-                .filter(|(_, m)| m.is_file())
-                .map(|(n, m)| (n, m.len()))
-                .collect();
-            let sidecar = read_json(&hdir.join(format!("{incident}.json")));
-            if let Some(at) = sidecar
-                .as_ref()
-                .and_then(|s| s.pointer("/triggers/0/at_ns"))
-                .and_then(Value::as_i64)
-            {
-                trigger_ns = Some(trigger_ns.map_or(at, |t| t.max(at)));
-            }
-            let summary = read_json(&hdir.join(format!("{incident}.summary.json")));
-            view.hosts.push(HostView {
-                host,
-                files,
-                sidecar,
-                summary,
-            });
-        }
-        // The trigger time when a sidecar says it, else when the directory changed.
-        view.newest_ns = trigger_ns.unwrap_or_else(|| mtime_ns(&idir));
-        incidents.push(view);
-    }
-    incidents.sort_by(|a, b| {
-        b.newest_ns
-            .cmp(&a.newest_ns)
-            .then_with(|| b.incident.cmp(&a.incident))
-    });
-    let total = incidents.len();
-    incidents.truncate(MAX_INCIDENTS);
-    (incidents, total)
 }
 
 /// The findings of a summary document: the first `findings` array found, each
@@ -184,8 +82,9 @@ fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// The whole page: head, a note when empty or truncated, one section per incident.
-fn render(incidents: &[IncidentView], total: usize) -> String {
+/// The whole page: head, the filter form, where this page is among the
+/// matching incidents, one section per incident, links to the pages around it.
+fn render(page: &Page<IncidentView>, filter: &Filter) -> String {
     let mut h = String::from(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tripcap captures</title>\
 <style>body{font-family:sans-serif;margin:1.5em}section{border-top:1px solid #ccc;padding:.5em 0}\
@@ -194,20 +93,76 @@ fn render(incidents: &[IncidentView], total: usize) -> String {
 code,pre{font-size:.9em}pre{white-space:pre-wrap;background:#f6f6f6;padding:.3em}.bad{color:#a00}\
 img{max-width:100%;border:1px solid #ddd}</style></head><body>\n<h1>tripcap captures</h1>\n",
     );
-    if incidents.is_empty() {
+    let value = |v: &Option<String>| esc(v.as_deref().unwrap_or(""));
+    h.push_str(&format!(
+        "<form class=\"filter\" method=\"get\" action=\"/\">\
+<label>Host <input name=\"host\" value=\"{}\"></label> \
+<label>Trigger <input name=\"trigger\" value=\"{}\"></label> \
+<label>Text <input name=\"q\" value=\"{}\"></label> \
+<button type=\"submit\">Filter</button></form>\n",
+        value(&filter.host),
+        value(&filter.trigger),
+        value(&filter.q)
+    ));
+    if page.total == 0 {
         h.push_str("<p>No captures received yet.</p>\n");
-    }
-    if total > incidents.len() {
+    } else if page.items.is_empty() {
         h.push_str(&format!(
-            "<p>Showing the {} newest of {total} incidents.</p>\n",
-            incidents.len()
+            "<p class=\"count\">No incident of {} matches.</p>\n",
+            page.total
+        ));
+    } else {
+        let first = (page.page - 1) * PER_PAGE + 1;
+        h.push_str(&format!(
+            "<p class=\"count\">Incidents {first}–{} of {}{}, newest first (page {} of {}).</p>\n",
+            first + page.items.len() - 1,
+            page.matching,
+            if filter.is_empty() {
+                String::new()
+            } else {
+                format!(" matching, {} in all", page.total)
+            },
+            page.page,
+            page.pages
         ));
     }
-    for inc in incidents {
+    for inc in &page.items {
         render_incident(&mut h, inc);
     }
+    render_pages(&mut h, page, filter);
     h.push_str("</body></html>\n");
     h
+}
+
+/// Links to the newer and older pages, keeping the filter.
+fn render_pages(h: &mut String, page: &Page<IncidentView>, filter: &Filter) {
+    let link = |n: usize, text: &str| {
+        let mut q = format!("?page={n}");
+        for (k, v) in [
+            ("host", &filter.host),
+            ("trigger", &filter.trigger),
+            ("q", &filter.q),
+        ] {
+            if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+                let v: String = url::form_urlencoded::byte_serialize(v.as_bytes()).collect();
+                q.push_str(&format!("&{k}={}", esc(&v)));
+            }
+        }
+        format!(
+            "<a rel=\"{}\" href=\"/{q}\">{text}</a>",
+            if n < page.page { "prev" } else { "next" }
+        )
+    };
+    let mut links = Vec::new();
+    if page.page > 1 {
+        links.push(link(page.page - 1, "← newer"));
+    }
+    if page.page < page.pages {
+        links.push(link(page.page + 1, "older →"));
+    }
+    if !links.is_empty() {
+        h.push_str(&format!("<nav class=\"pages\">{}</nav>\n", links.join(" ")));
+    }
 }
 
 /// One incident's section: who took part (a fleet incident), then its hosts
@@ -374,29 +329,33 @@ fn render_findings(h: &mut String, summary: &Value) {
     h.push_str("</ul>\n");
 }
 
-/// `GET /`.
-pub async fn index(State(st): State<Arc<Collector>>) -> Response {
-    let root = st.store().root().to_path_buf();
-    match tokio::task::spawn_blocking(move || {
-        let (incidents, total) = scan(&root);
-        render(&incidents, total)
-    })
-    .await
-    {
-        Ok(html) => Html(html).into_response(),
-        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "page failed\n").into_response(),
-    }
-}
-
-fn content_type(name: &str) -> &'static str {
-    if name.ends_with(".svg") {
-        "image/svg+xml"
-    } else if name.ends_with(".json") {
-        "application/json"
-    } else if name.ends_with(".pcapng") {
-        "application/x-pcapng"
-    } else {
-        "application/octet-stream"
+/// `GET /?host=…&trigger=…&q=…&page=N`.
+pub async fn index(State(st): State<Arc<Collector>>, Query(filter): Query<Filter>) -> Response {
+    let page = match st.storage() {
+        Storage::Dir(store) => {
+            let root = store.root().to_path_buf();
+            let filter = filter.clone();
+            tokio::task::spawn_blocking(move || {
+                let all = scan_dir(&root);
+                select(&all, filter.page.unwrap_or(1), PER_PAGE, |v| {
+                    filter.matches(&v.incident, Some(v))
+                })
+            })
+            .await
+            .map_err(|e| e.to_string())
+        }
+        Storage::Bucket(b) => b.page(&filter).await.map_err(|e| e.to_string()),
+    };
+    match page {
+        Ok(page) => Html(render(&page, &filter)).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot read the store for the page");
+            (
+                StatusCode::BAD_GATEWAY,
+                format!("cannot read the store: {e}\n"),
+            )
+                .into_response()
+        }
     }
 }
 
@@ -408,22 +367,41 @@ pub async fn file(
     if ![&incident, &host, &file].iter().all(|n| safe_name(n)) {
         return (StatusCode::NOT_FOUND, "no such file\n").into_response();
     }
-    let path = st.store().path(&incident, &host, &file);
-    let f = match tokio::fs::File::open(&path).await {
-        Ok(f) => f,
-        Err(_) => return (StatusCode::NOT_FOUND, "no such file\n").into_response(),
+    let (body, len) = match st.storage() {
+        Storage::Dir(store) => {
+            let path = store.path(&incident, &host, &file);
+            let f = match tokio::fs::File::open(&path).await {
+                Ok(f) => f,
+                Err(_) => return (StatusCode::NOT_FOUND, "no such file\n").into_response(),
+            };
+            let len = match f.metadata().await {
+                Ok(m) if m.is_file() => m.len(),
+                _ => return (StatusCode::NOT_FOUND, "no such file\n").into_response(),
+            };
+            (Body::from_stream(ReaderStream::new(f)), Some(len))
+        }
+        Storage::Bucket(b) => match b.open(&incident, &host, &file).await {
+            Ok(Some((len, resp))) => (Body::from_stream(resp.bytes_stream()), len),
+            Ok(None) => return (StatusCode::NOT_FOUND, "no such file\n").into_response(),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read a file from the store");
+                return (
+                    StatusCode::BAD_GATEWAY,
+                    format!("cannot read the store: {e}\n"),
+                )
+                    .into_response();
+            }
+        },
     };
-    let len = match f.metadata().await {
-        Ok(m) if m.is_file() => m.len(),
-        _ => return (StatusCode::NOT_FOUND, "no such file\n").into_response(),
-    };
-    let mut resp = Response::new(Body::from_stream(ReaderStream::new(f)));
+    let mut resp = Response::new(body);
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static(content_type(&file)),
+        header::HeaderValue::from_static(crate::capture_file::media_type(&file)),
     );
-    h.insert(header::CONTENT_LENGTH, header::HeaderValue::from(len));
+    if let Some(len) = len {
+        h.insert(header::CONTENT_LENGTH, header::HeaderValue::from(len));
+    }
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         header::HeaderValue::from_static("nosniff"),

@@ -108,6 +108,81 @@ where
     }
 }
 
+/// What [`receive`] wrote.
+pub struct Received {
+    /// Bytes.
+    pub len: u64,
+    /// SHA-256, hex: the one announced.
+    pub sha256: String,
+}
+
+/// Write `chunks` to `out`, checking them against `max` bytes, the announced
+/// `size` and SHA-256; also feed them to `md5` when given (a bucket wants it).
+/// A body refused for its size or for the disk is drained, so the client gets
+/// the answer rather than a reset mid-send.
+pub async fn receive<S, E>(
+    out: &mut tokio::fs::File,
+    chunks: &mut S,
+    file: &str,
+    max: u64,
+    size: Option<u64>,
+    sha256: &str,
+    mut md5: Option<&mut md5::Md5>,
+) -> Result<Received, StoreError>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    use futures_util::StreamExt;
+    let mut h = Sha256::new();
+    let mut got = 0u64;
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| StoreError::Body {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
+        h.update(&chunk);
+        if let Some(m) = md5.as_deref_mut() {
+            m.update(&chunk);
+        }
+        got += chunk.len() as u64;
+        if got > max {
+            drain(chunks).await;
+            return Err(StoreError::TooLarge {
+                file: file.to_string(),
+                size: got,
+                limit: max,
+            });
+        }
+        if let Err(e) = out.write_all(&chunk).await {
+            drain(chunks).await;
+            return Err(StoreError::Io {
+                file: file.to_string(),
+                source: e,
+            });
+        }
+    }
+    if let Some(s) = size.filter(|s| *s != got) {
+        return Err(StoreError::Size {
+            file: file.to_string(),
+            announced: s,
+            received: got,
+        });
+    }
+    let received = hex::encode(h.finalize());
+    if !received.eq_ignore_ascii_case(sha256) {
+        return Err(StoreError::Digest {
+            file: file.to_string(),
+            announced: sha256.to_string(),
+            received,
+        });
+    }
+    Ok(Received {
+        len: got,
+        sha256: received,
+    })
+}
+
 /// Whether an I/O error means the disk (or quota) is full.
 pub fn is_disk_full(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
@@ -229,18 +304,12 @@ impl Store {
         S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
         E: std::fmt::Display,
     {
-        use futures_util::StreamExt;
         if let Some(s) = self.existing(incident, host, file, sha256).await? {
             return Ok(s);
         }
         let io_err = |source| StoreError::Io {
             file: file.to_string(),
             source,
-        };
-        let too_large = |size| StoreError::TooLarge {
-            file: file.to_string(),
-            size,
-            limit: self.max_file,
         };
         if let Some((announced, e)) = size.and_then(|s| Some((s, self.refusal(file, s)?))) {
             // Refused before a byte is written; read a modest body so the
@@ -266,41 +335,17 @@ impl Store {
                 .open(&tmp)
                 .await
                 .map_err(io_err)?;
-            let mut h = Sha256::new();
-            let mut got = 0u64;
-            while let Some(chunk) = chunks.next().await {
-                let chunk = chunk.map_err(|e| StoreError::Body {
-                    file: file.to_string(),
-                    message: e.to_string(),
-                })?;
-                h.update(&chunk);
-                got += chunk.len() as u64;
-                if got > self.max_file {
-                    drain(&mut chunks).await;
-                    return Err(too_large(got));
-                }
-                if let Err(e) = out.write_all(&chunk).await {
-                    drain(&mut chunks).await; // answer rather than reset mid-send
-                    return Err(io_err(e));
-                }
-            }
-            if let Some(s) = size {
-                if s != got {
-                    return Err(StoreError::Size {
-                        file: file.to_string(),
-                        announced: s,
-                        received: got,
-                    });
-                }
-            }
-            let received = hex::encode(h.finalize());
-            if !received.eq_ignore_ascii_case(sha256) {
-                return Err(StoreError::Digest {
-                    file: file.to_string(),
-                    announced: sha256.to_string(),
-                    received,
-                });
-            }
+            let got = receive(
+                &mut out,
+                &mut chunks,
+                file,
+                self.max_file,
+                size,
+                sha256,
+                None,
+            )
+            .await?;
+            let received = got.sha256;
             out.sync_all().await.map_err(io_err)?;
             drop(out);
             self.publish(&tmp, incident, host, file, &received).await

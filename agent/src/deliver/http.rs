@@ -24,6 +24,7 @@ use tokio_util::io::ReaderStream;
 use super::retry::{classify, Failure, Verdict};
 use super::upload_config::{UploadConfig, UploadError};
 use crate::auth::expand_env;
+use crate::capture_file::media_type;
 
 /// A file of a unit as announced to the endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +152,7 @@ impl Client {
             .put(url)
             .headers(self.unit_headers(host, incident, Some(file)))
             .header(CONTENT_LENGTH, file.len)
-            .header(CONTENT_TYPE, content_type(&path))
+            .header(CONTENT_TYPE, media_type(&file.name))
             .body(reqwest::Body::wrap_stream(ReaderStream::with_capacity(
                 body,
                 64 << 10,
@@ -190,7 +191,7 @@ impl Client {
             let body = reqwest::Body::wrap_stream(ReaderStream::with_capacity(file, 64 << 10));
             let p =
                 reqwest::multipart::Part::stream_with_length(body, f.len).file_name(f.name.clone());
-            form = form.part("file", part(p, content_type(&path))?);
+            form = form.part("file", part(p, media_type(&f.name))?);
         }
         let resp = self
             .client
@@ -379,17 +380,6 @@ pub fn expand_url(template: &str, host: &str, incident: &str, file: &str) -> Str
 fn set(headers: &mut HeaderMap, name: HeaderName, value: &str) {
     if let Ok(v) = HeaderValue::from_str(value) {
         headers.insert(name, v);
-    }
-}
-
-pub(super) fn content_type(path: &Path) -> &'static str {
-    let name = path.to_string_lossy();
-    if name.ends_with(".json") {
-        "application/json"
-    } else if name.ends_with(".svg") {
-        "image/svg+xml"
-    } else {
-        "application/octet-stream"
     }
 }
 

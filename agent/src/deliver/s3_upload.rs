@@ -28,11 +28,12 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use tokio_util::io::ReaderStream;
 
-use super::http::{build_client, content_type};
+use super::http::build_client;
 use super::retry::{classify, retrying, Failure, Verdict};
 use super::spool::{Unit, UnitState};
 use super::upload_config::{UploadConfig, UploadError};
 use crate::auth::expand_env;
+use crate::capture_file::media_type;
 use crate::digest::PartDigests;
 use crate::s3::{self, Bucket, Location, OpenUpload, S3Error};
 
@@ -205,7 +206,7 @@ impl S3Target {
             retrying(c, failures, || async {
                 let body = part_body(&path, 0, digests.len).await?;
                 bucket
-                    .put(&key, body, digests.len, md5, sha, content_type(&path))
+                    .put(&key, body, digests.len, md5, sha, media_type(name))
                     .await
                     .map_err(failure)
             })
@@ -279,7 +280,7 @@ impl S3Target {
         let id = match unit.state.multipart.get(name) {
             Some(id) => id.clone(),
             None => {
-                let ctype = content_type(path);
+                let ctype = media_type(name);
                 let id = retrying(c, failures, || async {
                     bucket
                         .create_multipart(key, &digests.sha256, ctype)
