@@ -1013,3 +1013,413 @@ mod collector {
         assert!(by_host.contains(&id(newest_on_page_2)), "{by_host}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Upload throughput against curl (issue 13's "Measure"): a benchmark.
+
+mod bench {
+    //! A benchmark, not a test: `#[ignore]`d, run by `scripts/bench-s3.sh`
+    //! (`cargo test --release --test object_store -- --ignored --nocapture
+    //! bench_s3_upload_against_curl`), which prints its figures for
+    //! BENCHMARKS.md. It asserts only correctness (every object it timed is in
+    //! the bucket with the right size and checksum, so a failed upload cannot
+    //! count as fast), never time.
+    //!
+    //! On one file of `TRIPCAP_BENCH_S3_MIB` MiB (default 1024) and the
+    //! fixture's RGW, `TRIPCAP_BENCH_S3_ROUNDS` rounds (default 3), each
+    //! running, in an order that rotates from round to round:
+    //! - `curl -sS --upload-file FILE URL`, the URL a presigned PUT (`rusty_s3`);
+    //! - the release `tripcap run --from-pcap TINY --upload-wait 600s` with the
+    //!   file as a capture unit in its output directory (a hard link and a
+    //!   sidecar), `[upload]` to the bucket with the default part size (64 MiB)
+    //!   and `parts_in_flight` 4 (the default), then 1: the whole process is
+    //!   timed (start, hashing, the multipart upload, the sidecar, exit), and
+    //!   its peak RSS read from `wait4`;
+    //! - `tripcap::digest::part_digests` of the file in this process: the
+    //!   hashing pre-pass the agent runs before it sends a byte (SHA-256 of the
+    //!   file, MD5 of each part), timed alone.
+    //!
+    //! Every object is deleted after its check, and RGW's garbage collected
+    //! (outside the timings): the fixture's memstore holds 2 GiB, so a file
+    //! of more than about 1.5 GiB does not fit.
+
+    use std::fs::File;
+    use std::io::{BufWriter, Read, Write};
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use md5::{Digest, Md5};
+    use rusty_s3::{Credentials, S3Action, UrlStyle};
+
+    use super::common::rgw::{use_shared, Rgw};
+
+    const HOST: &str = "benchhost";
+    const PART_SIZE: u64 = 64 << 20; // the default `part_size`
+
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    enum Way {
+        Curl,
+        Tripcap { parts_in_flight: usize },
+        Hashing,
+    }
+
+    impl Way {
+        fn label(self) -> String {
+            match self {
+                Way::Curl => "curl --upload-file (presigned PUT)".into(),
+                Way::Tripcap { parts_in_flight } => {
+                    format!("tripcap run, parts_in_flight = {parts_in_flight}")
+                }
+                Way::Hashing => "hashing pre-pass alone (part_digests)".into(),
+            }
+        }
+    }
+
+    fn env_u64(name: &str, default: u64) -> u64 {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.parse().unwrap_or_else(|e| panic!("{name}={v}: {e}")))
+            .unwrap_or(default)
+    }
+
+    /// `size` bytes from a xorshift generator (not all alike, not compressible), synced.
+    fn make_file(path: &Path, size: u64) {
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path).expect("create"));
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut left = size;
+        while left > 0 {
+            for chunk in buf.chunks_exact_mut(8) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                chunk.copy_from_slice(&x.to_le_bytes());
+            }
+            let n = left.min(buf.len() as u64) as usize;
+            out.write_all(&buf[..n]).expect("write");
+            left -= n as u64;
+        }
+        out.into_inner()
+            .expect("flush")
+            .sync_all()
+            .expect("sync the file before timing anything");
+    }
+
+    /// MD5 of the whole file (the ETag RGW gives a single PUT), hex.
+    fn md5_file(path: &Path) -> String {
+        let mut f = File::open(path).expect("open");
+        let mut h = Md5::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = f.read(&mut buf).expect("read");
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+        }
+        hex::encode(h.finalize())
+    }
+
+    /// `(content-length, etag, x-amz-meta-sha256)` of `bucket/key` from a HEAD.
+    fn head(rgw: &Rgw, bucket: &str, key: &str) -> (u64, String, String) {
+        let r = rgw.curl(&["-I", &rgw.url(&format!("{bucket}/{key}"))]);
+        assert_eq!(r.status, 200, "HEAD {bucket}/{key}: {}", r.text());
+        let text = String::from_utf8_lossy(&r.body).to_ascii_lowercase();
+        let header = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}:")))
+                .map(|v| v.trim().trim_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        let len = header("content-length")
+            .parse()
+            .unwrap_or_else(|e| panic!("content-length of {key}: {e}: {text}"));
+        (len, header("etag"), header("x-amz-meta-sha256"))
+    }
+
+    /// Run `cmd` to its end: `(succeeded, wall time, peak RSS in KiB)` (from `wait4`).
+    fn run_measured(cmd: &mut Command) -> (bool, Duration, u64) {
+        let start = Instant::now();
+        let child = cmd.spawn().expect("spawn");
+        let pid = child.id() as libc::pid_t;
+        let mut status = 0;
+        // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4(2) on our own child, which nothing else waits for.
+        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let elapsed = start.elapsed();
+        assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
+        drop(child);
+        let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+        (ok, elapsed, usage.ru_maxrss as u64)
+    }
+
+    fn median(xs: &[f64]) -> f64 {
+        let mut v = xs.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    }
+
+    struct Setup<'a> {
+        rgw: &'a Rgw,
+        bucket: String,
+        work: PathBuf,
+        file: PathBuf,
+        size: u64,
+        md5: String,
+        sha256: String,
+        parts: usize,
+        tiny: PathBuf,
+        presigner: rusty_s3::Bucket,
+        creds: Credentials,
+    }
+
+    impl Setup<'_> {
+        /// `curl --upload-file` to a presigned URL; returns its time.
+        fn curl(&self, round: u64) -> f64 {
+            let key = format!("curl/r{round}.bin");
+            let url = self
+                .presigner
+                .put_object(Some(&self.creds), &key)
+                .sign(Duration::from_secs(3600));
+            let start = Instant::now();
+            let out = Command::new("curl")
+                .args([
+                    "-sS",
+                    "-o",
+                    "/dev/null",
+                    "-w",
+                    "%{http_code}",
+                    "--upload-file",
+                ])
+                .arg(&self.file)
+                .arg(url.as_str())
+                .output()
+                .expect("curl runs");
+            let t = start.elapsed().as_secs_f64();
+            let code = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && code == "200",
+                "curl: HTTP {code}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let (len, etag, _) = head(self.rgw, &self.bucket, &key);
+            assert_eq!(len, self.size, "curl's object has the file's size");
+            assert_eq!(etag, self.md5, "curl's object has the file's MD5");
+            self.rgw.delete_object(&self.bucket, &key);
+            t
+        }
+
+        /// The release binary uploading the file as a capture unit; returns
+        /// its time and peak RSS (KiB).
+        fn tripcap(&self, round: u64, parts_in_flight: usize) -> (f64, u64) {
+            let incident = format!("bench-r{round}-p{parts_in_flight}");
+            let out = self.work.join(&incident);
+            std::fs::create_dir(&out).expect("output dir");
+            std::fs::hard_link(&self.file, out.join(format!("{incident}.pcapng")))
+                .expect("hard link the file into the spool");
+            std::fs::write(
+                out.join(format!("{incident}.json")),
+                format!(r#"{{"incident":"{incident}","host":"{HOST}","triggers":[]}}"#),
+            )
+            .expect("sidecar");
+            let cfg = self.work.join(format!("{incident}.toml"));
+            std::fs::write(
+                &cfg,
+                format!(
+                    "[upload]\nurl = \"s3://{}/bench/{{incident}}/{{host}}/{{file}}\"\nendpoint = \"{}\"\nregion = \"{}\"\naccess_key = \"{}\"\nsecret_key = \"{}\"\nparts_in_flight = {parts_in_flight}\n",
+                    self.bucket,
+                    self.rgw.endpoint(),
+                    self.rgw.region(),
+                    self.rgw.access_key,
+                    self.rgw.secret_key
+                ),
+            )
+            .expect("config");
+            let log = self.work.join(format!("{incident}.log"));
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_tripcap"));
+            cmd.env("NO_COLOR", "1")
+                .env("RUST_LOG", "info")
+                .arg("run")
+                .arg("-c")
+                .arg(&cfg)
+                .arg("-o")
+                .arg(&out)
+                .arg("--from-pcap")
+                .arg(&self.tiny)
+                .args(["--upload-wait", "600s", "--host", HOST])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(File::create(&log).expect("log file"));
+            for v in [
+                "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN",
+                "AWS_ENDPOINT_URL",
+                "AWS_ENDPOINT_URL_S3",
+                "AWS_REGION",
+                "AWS_PROFILE",
+            ] {
+                cmd.env_remove(v);
+            }
+            let (ok, t, rss) = run_measured(&mut cmd);
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(ok, "tripcap run failed: {text}");
+            assert_eq!(
+                text.matches("capture uploaded").count(),
+                1,
+                "one capture uploaded: {text}"
+            );
+            let key = format!("bench/{incident}/{HOST}/{incident}.pcapng");
+            let (len, etag, sha) = head(self.rgw, &self.bucket, &key);
+            assert_eq!(len, self.size, "tripcap's object has the file's size");
+            assert_eq!(sha, self.sha256, "tripcap's object carries the SHA-256");
+            assert!(
+                etag.ends_with(&format!("-{}", self.parts)),
+                "a {}-part upload: ETag {etag}",
+                self.parts
+            );
+            assert!(
+                !self
+                    .rgw
+                    .multipart_uploads(&self.bucket)
+                    .contains("<Upload>"),
+                "no upload left open"
+            );
+            self.rgw.delete_object(&self.bucket, &key);
+            self.rgw.delete_object(
+                &self.bucket,
+                &format!("bench/{incident}/{HOST}/{incident}.json"),
+            );
+            std::fs::remove_dir_all(&out).expect("remove the spool");
+            (t.as_secs_f64(), rss)
+        }
+
+        /// The agent's hashing pre-pass over the file, in this process.
+        fn hashing(&self) -> f64 {
+            let start = Instant::now();
+            let d = tripcap::digest::part_digests(&self.file, PART_SIZE).expect("digests");
+            let t = start.elapsed().as_secs_f64();
+            assert_eq!((d.len, d.part_md5.len()), (self.size, self.parts));
+            assert_eq!(d.sha256, self.sha256);
+            t
+        }
+    }
+
+    #[test]
+    #[ignore = "a benchmark: run scripts/bench-s3.sh"]
+    fn bench_s3_upload_against_curl() {
+        let mib = env_u64("TRIPCAP_BENCH_S3_MIB", 1024);
+        let rounds = env_u64("TRIPCAP_BENCH_S3_ROUNDS", 3);
+        assert!(
+            (6..=1536).contains(&mib),
+            "TRIPCAP_BENCH_S3_MIB={mib}: 6 to 1536 (a multipart upload; the fixture's memstore holds 2 GiB)"
+        );
+        let size = mib << 20;
+        let rgw = use_shared();
+        let work = tempfile::tempdir().expect("tempdir");
+        let file = work.path().join("payload.bin");
+        make_file(&file, size);
+        let tiny = work.path().join("tiny.pcap");
+        let gen = Command::new(env!("CARGO_BIN_EXE_tripcap"))
+            .arg("generate")
+            .arg("-o")
+            .arg(&tiny)
+            .args(["--packets", "10"])
+            .output()
+            .expect("tripcap generate");
+        assert!(
+            gen.status.success(),
+            "{}",
+            String::from_utf8_lossy(&gen.stderr)
+        );
+        let digests = tripcap::digest::part_digests(&file, PART_SIZE).expect("digests");
+        let bucket = rgw.fresh_bucket("bench");
+        let endpoint: url::Url = rgw.endpoint().parse().expect("endpoint URL");
+        let setup = Setup {
+            rgw: &rgw,
+            presigner: rusty_s3::Bucket::new(
+                endpoint,
+                UrlStyle::Path,
+                bucket.clone(),
+                rgw.region(),
+            )
+            .expect("bucket"),
+            creds: Credentials::new(rgw.access_key.clone(), rgw.secret_key.clone()),
+            bucket,
+            work: work.path().to_path_buf(),
+            md5: md5_file(&file),
+            sha256: digests.sha256.clone(),
+            parts: digests.part_md5.len(),
+            size,
+            file,
+            tiny,
+        };
+        println!(
+            "bench: {mib} MiB file, {} parts of {} MiB, {rounds} rounds; RGW at {}",
+            setup.parts,
+            PART_SIZE >> 20,
+            rgw.endpoint()
+        );
+
+        let ways = [
+            Way::Curl,
+            Way::Tripcap { parts_in_flight: 4 },
+            Way::Tripcap { parts_in_flight: 1 },
+            Way::Hashing,
+        ];
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
+        let mut rss: Vec<Vec<u64>> = vec![Vec::new(); ways.len()];
+        for round in 0..rounds {
+            let mut line = format!("round {}:", round + 1);
+            for k in 0..ways.len() {
+                let i = (k + round as usize) % ways.len();
+                let t = match ways[i] {
+                    Way::Curl => setup.curl(round),
+                    Way::Tripcap { parts_in_flight } => {
+                        let (t, kib) = setup.tripcap(round, parts_in_flight);
+                        rss[i].push(kib);
+                        t
+                    }
+                    Way::Hashing => setup.hashing(),
+                };
+                rgw.collect_garbage();
+                times[i].push(t);
+                line.push_str(&format!(" {} {t:.2} s;", ways[i].label()));
+            }
+            println!("{line}");
+        }
+
+        let mb = size as f64 / 1e6;
+        let curl = median(&times[0]);
+        println!("== summary: {mib} MiB ({mb:.0} MB), {rounds} rounds, medians");
+        for (i, way) in ways.iter().enumerate() {
+            let m = median(&times[i]);
+            let runs: Vec<String> = times[i].iter().map(|t| format!("{t:.2}")).collect();
+            let mut text = format!(
+                "{:<42} median {m:.2} s ({:.0} MB/s)  runs: {}",
+                way.label(),
+                mb / m,
+                runs.join(" ")
+            );
+            if let Way::Tripcap { parts_in_flight } = way {
+                let peak = rss[i].iter().max().copied().unwrap_or(0);
+                text.push_str(&format!(
+                    "\n{:<42} ratio curl/tripcap {:.2} (target >= 0.9); peak RSS {} MiB (max of {}), part_size x parts_in_flight = {} MiB",
+                    "",
+                    curl / m,
+                    peak >> 10,
+                    rss[i].len(),
+                    (PART_SIZE >> 20) * *parts_in_flight as u64
+                ));
+            }
+            println!("{text}");
+        }
+    }
+}

@@ -338,6 +338,27 @@ impl Rgw {
         r.body
     }
 
+    /// Delete `bucket/key` (RGW answers 204 whether or not it was there).
+    pub fn delete_object(&self, bucket: &str, key: &str) {
+        let r = self.curl(&["-X", "DELETE", &self.url(&format!("{bucket}/{key}"))]);
+        assert_eq!(r.status, 204, "DELETE {bucket}/{key}: {}", r.text());
+    }
+
+    /// Give back the memory of deleted objects now. RGW hands the data of a
+    /// deleted object (all of it but the first 4 MiB, and every part of a
+    /// multipart upload) to its garbage collector, which waits two hours by
+    /// default; the OSD's memstore keeps it until then, and holds 2 GiB at
+    /// most. Runs `radosgw-admin gc process --include-all`.
+    pub fn collect_garbage(&self) {
+        self.run(
+            RGW,
+            Command::new("radosgw-admin")
+                .arg("-c")
+                .arg(&self.conf)
+                .args(["gc", "process", "--include-all"]),
+        );
+    }
+
     /// The multipart uploads in progress in `bucket`: RGW's
     /// `ListMultipartUploadsResult` XML (one `<Upload>` with its `<Key>` each).
     pub fn multipart_uploads(&self, bucket: &str) -> String {
