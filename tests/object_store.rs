@@ -504,7 +504,12 @@ mod cli {
     use std::path::Path;
 
     use super::common::rgw::{use_shared, Rgw};
-    use super::common::{read_sidecar, run, sidecars, tripcap, tshark_rows_any, write_generated};
+    use std::time::Duration;
+
+    use super::common::{
+        interrupt, read_sidecar, run, sidecars, spawn_ready, tripcap, tshark_rows_any, wait_until,
+        write_generated,
+    };
 
     const T0: i64 = 1_700_000_000_000_000_000;
 
@@ -627,6 +632,100 @@ mod cli {
         )
         .expect("write");
         assert_eq!(tshark_rows_any(&fetched), side.packets as usize);
+    }
+
+    #[test]
+    fn a_parked_upload_shows_its_reason_in_status_and_metrics() {
+        let rgw = use_shared();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pcap = dir.path().join("in.pcap");
+        // 8 s of traffic at capture pace: the agent stays up while we ask.
+        write_generated(
+            &pcap,
+            T0,
+            10_000_000,
+            800,
+            Ipv4Addr::new(10, 0, 0, 1),
+            Ipv4Addr::new(10, 0, 0, 2),
+            0x11,
+        );
+        let cfg = dir.path().join("agent.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[api]\nlisten = \"127.0.0.1:0\"\n\
+                 [upload]\nurl = \"s3://no-such-bucket-here/p/{{incident}}/{{host}}/{{file}}\"\n\
+                 endpoint = \"{}\"\naccess_key = \"${{TRIPCAP_TEST_S3_KEY}}\"\n\
+                 secret_key = \"${{TRIPCAP_TEST_S3_SECRET}}\"\npoll = \"200ms\"\nmin_backoff = \"50ms\"\n",
+                rgw.endpoint()
+            ),
+        )
+        .expect("config");
+        let t = T0 + 500_000_000;
+        let mut cmd = tripcap();
+        cmd.arg("run")
+            .arg("-c")
+            .arg(&cfg)
+            .arg("-o")
+            .arg(dir.path().join("out"))
+            .arg("--from-pcap")
+            .arg(&pcap)
+            .args(["--speed", "1x", "--pre", "200ms", "--post", "200ms"])
+            .arg("--trigger-at")
+            .arg(format!("{}.{:09}", t / 1_000_000_000, t % 1_000_000_000))
+            .env("TRIPCAP_TEST_S3_KEY", &rgw.access_key)
+            .env("TRIPCAP_TEST_S3_SECRET", &rgw.secret_key);
+        clean(&mut cmd, &[]);
+        let (mut child, stderr) =
+            spawn_ready(&mut cmd, "api listening on", Duration::from_secs(20));
+        let mut text = String::new();
+        wait_until(Duration::from_secs(5), "the API address", || {
+            text = stderr.lock().expect("log").clone();
+            text.contains("api listening on http://")
+        });
+        let start =
+            text.find("api listening on http://").expect("line") + "api listening on ".len();
+        let base: String = text[start..]
+            .chars()
+            .take_while(|c| !c.is_whitespace())
+            .collect();
+        let get = |path: &str| -> String {
+            let out = std::process::Command::new("curl")
+                .args(["-sS", "--max-time", "5"])
+                .arg(format!("{base}{path}"))
+                .output()
+                .expect("curl");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let mut status = serde_json::Value::Null;
+        wait_until(Duration::from_secs(7), "a parked reason in /status", || {
+            status = serde_json::from_str(&get("/status")).unwrap_or_default();
+            status["queue"]["parked_reasons"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        });
+        let metrics = get("/metrics");
+        let _ = interrupt(&mut child);
+        let log = stderr.lock().expect("log").clone();
+        let reason = &status["queue"]["parked_reasons"][0];
+        assert_eq!(reason["label"], "NoSuchBucket", "{status}");
+        assert_eq!(reason["units"], 1, "{status}");
+        assert!(
+            reason["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("create the bucket"),
+            "{status}"
+        );
+        assert!(
+            metrics.contains("tripcap_uploads_parked_units{reason=\"NoSuchBucket\"} 1"),
+            "{metrics}"
+        );
+        assert!(
+            log.contains("upload refused: capture parked") && log.contains("NoSuchBucket"),
+            "{log}"
+        );
+        assert!(!log.contains(&rgw.secret_key), "the secret leaked: {log}");
     }
 
     #[test]
