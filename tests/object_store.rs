@@ -729,6 +729,59 @@ mod cli {
     }
 
     #[test]
+    fn a_collector_refuses_to_start_on_a_bucket_it_cannot_use() {
+        let rgw = use_shared();
+        let bucket = rgw.fresh_bucket("refuse");
+        for (what, url, secret, says) in [
+            (
+                "wrong secret",
+                format!("s3://{bucket}/x"),
+                "not-the-secret",
+                "SignatureDoesNotMatch",
+            ),
+            (
+                "missing bucket",
+                "s3://no-such-bucket-here/x".to_string(),
+                rgw.secret_key.as_str(),
+                "NoSuchBucket",
+            ),
+            (
+                "bad URL",
+                "s3://Bad_Bucket/x".to_string(),
+                rgw.secret_key.as_str(),
+                "not a bucket name",
+            ),
+        ] {
+            let mut cmd = tripcap();
+            cmd.args([
+                "collect",
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                &url,
+                "--endpoint",
+            ])
+            .arg(rgw.endpoint());
+            clean(
+                &mut cmd,
+                &[
+                    ("AWS_ACCESS_KEY_ID".to_string(), rgw.access_key.clone()),
+                    ("AWS_SECRET_ACCESS_KEY".to_string(), secret.to_string()),
+                ],
+            );
+            let o = run(&mut cmd);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{what}: started: {err}");
+            assert!(err.contains(says), "{what}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{what}: one line: {err}");
+            assert!(
+                !err.contains("not-the-secret"),
+                "{what}: the secret in {err}"
+            );
+        }
+    }
+
+    #[test]
     fn check_and_selftest_name_what_is_wrong_with_an_s3_table() {
         let rgw = use_shared();
         let bucket = rgw.fresh_bucket("probe");
