@@ -124,11 +124,15 @@ impl Uploader {
         match &self.target {
             Target::Http(_) => self.prepared = true,
             Target::S3(t) => match t.sweep(&self.host, units).await {
-                Ok(_) => self.prepared = true,
-                Err(Failure::Transient { why, .. } | Failure::Refused { why, .. }) => {
+                Ok(_) | Err(Failure::Gone) => self.prepared = true,
+                Err(Failure::Transient { why, .. }) => {
                     tracing::warn!(error = %why, "cannot list this host's open multipart uploads: trying again next round")
                 }
-                Err(Failure::Gone) => self.prepared = true,
+                // Refused (keys without s3:ListBucketMultipartUploads): said once; uploads go on.
+                Err(Failure::Refused { why, .. }) => {
+                    tracing::warn!(error = %why, "cannot list this host's open multipart uploads, so uploads a killed agent left open are not aborted: allow s3:ListBucketMultipartUploads and s3:AbortMultipartUpload on the prefix");
+                    self.prepared = true;
+                }
             },
         }
     }
