@@ -40,7 +40,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "windows",
-        &["window", "recorder", "matcher", "packet_triggers"],
+        &[
+            "window",
+            "recorder",
+            "matcher",
+            "packet_triggers",
+            "baseline",
+        ],
     ),
     (
         "delivery",

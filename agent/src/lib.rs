@@ -14,6 +14,7 @@ pub mod agent;
 pub mod analyze;
 pub mod api;
 pub mod auth;
+pub mod baseline;
 pub mod caps;
 pub mod capture;
 pub mod capture_file;

@@ -10,6 +10,20 @@
 use serde::Serialize;
 
 use crate::wire::pfc;
+use crate::wire::Roce;
+
+/// The payload of a RoCE packet on the wire: its original length minus
+/// everything before the payload, the pad and the ICRC (right even when the
+/// snaplen cut the frame). `data` is the captured frame `r` was parsed from.
+#[inline]
+pub fn roce_payload_len(data: &[u8], orig_len: u32, r: &Roce<'_>) -> u32 {
+    let tdata = r.transport.bth().into_inner();
+    let headers = tdata.len() - r.transport.payload().len();
+    let before = (tdata.as_ptr() as usize).saturating_sub(data.as_ptr() as usize);
+    let payload = (orig_len as usize)
+        .saturating_sub(before + headers + usize::from(r.transport.bth().pad()) + 4);
+    u32::try_from(payload).unwrap_or(u32::MAX)
+}
 
 /// Bins kept before the timeline coarsens (1 ms → 10 ms → 100 ms).
 pub const MAX_FINE_BINS: usize = 10_000;

@@ -194,6 +194,9 @@ pub struct Roce<'a> {
     /// ECN bits of the IP header / GRH traffic class (3 = CE); `None` for native IB without
     /// GRH.
     pub ecn: Option<u8>,
+    /// DSCP of the IP header / GRH traffic class (the traffic class RoCE is
+    /// configured by); `None` for native IB without GRH.
+    pub dscp: Option<u8>,
     /// UDP source port (RoCE v2 only).
     pub udp_src_port: Option<u16>,
     /// BTH and extended headers.
@@ -331,6 +334,7 @@ fn fast_roce_v4(data: &[u8]) -> Option<Frame<'_>> {
             src: Addr::Ip(IpAddr::V4(addr(12))),
             dst: Addr::Ip(IpAddr::V4(addr(16))),
             ecn: Some(ip[1] & 0x03),
+            dscp: Some(ip[1] >> 2),
             udp_src_port: be16(ip_payload, 0),
             transport,
         }),
@@ -388,7 +392,7 @@ fn parse_non_ip(ether_type: u16, payload: &[u8], vlan: Option<Vlan>) -> Frame<'_
 }
 
 fn from_sliced<'a>(p: &LaxSlicedPacket<'a>, vlan: Option<Vlan>) -> Frame<'a> {
-    let (src, dst, ecn) = match &p.net {
+    let (src, dst, ecn, dscp) = match &p.net {
         Some(LaxNetSlice::Arp(_)) => return Frame::Arp,
         Some(LaxNetSlice::Ipv4(ip)) => {
             let h = ip.header();
@@ -396,6 +400,7 @@ fn from_sliced<'a>(p: &LaxSlicedPacket<'a>, vlan: Option<Vlan>) -> Frame<'a> {
                 IpAddr::V4(h.source_addr()),
                 IpAddr::V4(h.destination_addr()),
                 h.ecn().value(),
+                h.dcp().value(),
             )
         }
         Some(LaxNetSlice::Ipv6(ip)) => {
@@ -404,6 +409,7 @@ fn from_sliced<'a>(p: &LaxSlicedPacket<'a>, vlan: Option<Vlan>) -> Frame<'a> {
                 IpAddr::V6(h.source_addr()),
                 IpAddr::V6(h.destination_addr()),
                 h.ecn().value(),
+                h.dscp().value(),
             )
         }
         None => {
@@ -422,6 +428,7 @@ fn from_sliced<'a>(p: &LaxSlicedPacket<'a>, vlan: Option<Vlan>) -> Frame<'a> {
                     src: Addr::Ip(src),
                     dst: Addr::Ip(dst),
                     ecn: Some(ecn),
+                    dscp: Some(dscp),
                     udp_src_port: Some(udp.source_port()),
                     transport,
                 }),
@@ -453,6 +460,7 @@ fn parse_grh_bth(data: &[u8], encap: Encap, vlan: Option<Vlan>) -> Frame<'_> {
             src: Addr::Ip(IpAddr::V6(grh.sgid())),
             dst: Addr::Ip(IpAddr::V6(grh.dgid())),
             ecn: Some(grh.traffic_class() & 0x3),
+            dscp: Some(grh.traffic_class() >> 2),
             udp_src_port: None,
             transport,
         }),
@@ -474,6 +482,7 @@ fn parse_native_ib(data: &[u8]) -> Frame<'_> {
                 src: Addr::Lid(lrh.slid()),
                 dst: Addr::Lid(lrh.dlid()),
                 ecn: None,
+                dscp: None,
                 udp_src_port: None,
                 transport,
             }),

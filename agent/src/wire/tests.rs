@@ -54,6 +54,8 @@ fn cnp_from_connectx4() {
     assert_eq!(r.src.to_string(), "10.0.17.1");
     assert_eq!(r.dst.to_string(), "10.0.18.1");
     assert_eq!(r.ecn, Some(2));
+    // TOS 0xc2: DSCP 48 (the class NICs send CNPs in), as tshark's ip.dsfield.dscp says.
+    assert_eq!(r.dscp, Some(48));
     assert_eq!(r.transport.opcode(), bth::Opcode::Cnp);
     let b = r.transport.bth();
     assert!(b.becn() && !b.fecn());

@@ -11,7 +11,7 @@ use super::{
     MAX_EVENTS, SCHEMA_VERSION, SILENCE_MIN_NS, STALL_MIN_NS,
 };
 use crate::analyze::track::{NakKind, PsnStep, Step, Tracker};
-use crate::analyze::whole::{Pauses, Sizes, Timeline};
+use crate::analyze::whole::{roce_payload_len, Pauses, Sizes, Timeline};
 use crate::capture_file::reader::Packet;
 use crate::wire::bth::{Opcode, Operation};
 use crate::wire::{self, Frame, FrameCounts, Roce};
@@ -272,11 +272,7 @@ impl ConnStats {
 /// it, pad and ICRC.
 #[inline]
 fn add_payload(sizes: &mut Sizes, p: &Packet<'_>, r: &Roce<'_>) {
-    let tdata = r.transport.bth().into_inner();
-    let headers = tdata.len() - r.transport.payload().len();
-    let before = (tdata.as_ptr() as usize).saturating_sub(p.data.as_ptr() as usize);
-    let payload = (p.orig_len as usize)
-        .saturating_sub(before + headers + usize::from(r.transport.bth().pad()) + 4);
+    let payload = roce_payload_len(p.data, p.orig_len, r);
     let segment = matches!(
         r.transport.opcode(),
         Opcode::Op(
@@ -289,7 +285,7 @@ fn add_payload(sizes: &mut Sizes, p: &Packet<'_>, r: &Roce<'_>) {
                 | Operation::ReadResponseMiddle
         )
     );
-    sizes.add_payload(u32::try_from(payload).unwrap_or(u32::MAX), segment);
+    sizes.add_payload(payload, segment);
 }
 
 /// End of capture (at `last_ns`): open silences and unanswered requests.
