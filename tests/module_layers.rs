@@ -54,7 +54,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "agent",
-        &["agent", "wrap", "demo", "triggers_cmd", "selftest"],
+        &[
+            "agent",
+            "wrap",
+            "demo",
+            "triggers_cmd",
+            "selftest",
+            "wireshark_profile",
+        ],
     ),
     ("cli", &["cli", "main", "lib"]),
 ];

@@ -65,6 +65,26 @@ pub enum Command {
     /// Is this node ready to record? Checks config, interfaces, a loopback burst
     /// through the whole path, output, logs, upload and memory; exits 0 when ready.
     Selftest(SelftestArgs),
+    /// Write a Wireshark configuration profile named `tripcap`: RoCE columns,
+    /// colouring rules, I/O graphs and decode-as entries.
+    WiresharkProfile(WiresharkProfileArgs),
+}
+
+/// `tripcap wireshark-profile`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["install", "out"])))]
+pub struct WiresharkProfileArgs {
+    /// Install it among Wireshark's profiles ($XDG_CONFIG_HOME/wireshark/profiles,
+    /// else ~/.config/wireshark/profiles; ~/.wireshark/profiles where only that exists).
+    #[arg(long)]
+    pub install: bool,
+    /// Write it as DIR/tripcap/ instead.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// A UDP port other than 4791 that carries RoCE v2 in your captures (repeatable):
+    /// the profile decodes it as RoCE v2. tripcap's own config has no such setting.
+    #[arg(long = "roce-port", value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub roce_ports: Vec<u16>,
 }
 
 /// `tripcap selftest`.

@@ -44,4 +44,5 @@ pub mod triggers_cmd;
 pub mod units;
 pub mod window;
 pub mod wire;
+pub mod wireshark_profile;
 pub mod wrap;

@@ -99,6 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::Selftest(args) => selftest(args),
+        Command::WiresharkProfile(args) => wireshark_profile(args),
         Command::Generate(args) => {
             let file = std::fs::File::create(&args.out)
                 .with_context(|| format!("cannot create `{}`", args.out.display()))?;
@@ -161,6 +162,43 @@ fn triggers(args: tripcap::cli::TriggersArgs) -> anyhow::Result<ExitCode> {
         }
     }
     std::io::Write::flush(&mut out).context("cannot write to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn wireshark_profile(args: tripcap::cli::WiresharkProfileArgs) -> anyhow::Result<ExitCode> {
+    use tripcap::wireshark_profile as wp;
+    let (parent, fix) = match &args.out {
+        Some(dir) => (
+            dir.clone(),
+            "give -o a directory you can write, or use --install",
+        ),
+        None => (
+            wp::install_parent()?,
+            "make it writable, or write the profile elsewhere with -o DIR and copy it there",
+        ),
+    };
+    let written = wp::write(&parent, &args.roce_ports, fix)?;
+    let mut out = std::io::stdout().lock();
+    for (path, what) in &written {
+        writeln!(out, "wrote {}: {what}", path.display()).context("cannot write to stdout")?;
+    }
+    let dir = parent.join(wp::PROFILE_NAME);
+    if args.install {
+        writeln!(
+            out,
+            "installed the profile `{}` in {}: `wireshark -C {0}` or `tshark -C {0}` uses it",
+            wp::PROFILE_NAME,
+            dir.display()
+        )
+    } else {
+        writeln!(
+            out,
+            "to use it, copy {} into Wireshark's profiles directory (`--install` does), then `wireshark -C {}`",
+            dir.display(),
+            wp::PROFILE_NAME
+        )
+    }
+    .context("cannot write to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 
