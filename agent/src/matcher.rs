@@ -23,13 +23,14 @@
 //! [`crate::recorder::MAX_TRIGGERS_PER_WINDOW`] lines.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::Receiver;
 use tripcap_triggers::perftest::{Breach, Measure, PerftestEvent, PerftestParser, Thresholds};
-use tripcap_triggers::{evidence, LineMatch, TimeContext, TriggerSet};
+use tripcap_triggers::{evidence, LineMatch, ScanCache, TimeContext, TriggerSet};
 
 use crate::follow::LogLine;
 use crate::recorder::{Fired, Firing, Recorder, TriggerId, TriggerSpec, TriggerTable};
@@ -51,6 +52,7 @@ pub struct Matcher {
     perftest: Option<(Thresholds, usize)>,
     parsers: HashMap<Arc<Path>, PerftestParser>,
     matches: Vec<LineMatch>,
+    scan: ScanCache,
     /// The id of each of [`Matcher::specs`]: in a table of its own until
     /// [`Matcher::register`] puts them in the recorder's.
     ids: Vec<TriggerId>,
@@ -99,6 +101,7 @@ impl Matcher {
         let mut own = TriggerTable::default();
         let ids = specs.iter().map(|s| own.add(s.clone())).collect();
         Matcher {
+            scan: set.scan_cache(),
             set,
             specs,
             perftest,
@@ -116,6 +119,18 @@ impl Matcher {
     /// Whether nothing can ever fire.
     pub fn is_empty(&self) -> bool {
         self.specs.is_empty()
+    }
+
+    /// Push onto `out` the range (without its `\n`) of every line of `chunk`
+    /// (whole lines, see [`TriggerSet::lines_that_may_fire`]) that
+    /// [`Matcher::line`] must be given: the lines that may fire, found in one
+    /// pass over the chunk, or every line when `[perftest]` thresholds are set
+    /// (their parser reads every line). The lines left out fire nothing.
+    pub fn lines_to_match(&mut self, chunk: &[u8], out: &mut Vec<Range<usize>>) {
+        match self.perftest {
+            Some(_) => tripcap_triggers::scan::all_lines(chunk, out),
+            None => self.set.lines_that_may_fire(chunk, &mut self.scan, out),
+        }
     }
 
     /// Match one line of `source` read at `read_ns`; pushes a [`Firing`] for
@@ -350,6 +365,23 @@ mod tests {
             read,
             &mut firings
         ));
+    }
+
+    #[test]
+    fn only_lines_that_may_fire_are_matched_unless_perftest_reads_every_line() {
+        let chunk = b"NCCL INFO Bootstrap : Using eth0\n[Rank 1] Watchdog caught collective operation timeout\n #bytes #iterations\n";
+        let mut lines = Vec::new();
+        let mut m = Matcher::new(
+            TriggerSet::new(tripcap_triggers::all_packs()).expect("packs compile"),
+            None,
+        );
+        m.lines_to_match(chunk, &mut lines);
+        assert_eq!(lines, vec![33..86]);
+        let t = Thresholds::parse(Some("40Gb/s"), None).expect("valid");
+        let mut m = Matcher::new(TriggerSet::empty(), Some(t));
+        lines.clear();
+        m.lines_to_match(chunk, &mut lines);
+        assert_eq!(lines, vec![0..32, 33..86, 87..106]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! for. The crate is split by job:
 //! - [`def`]: [`TriggerDef`], the plain definition, and the default window;
 //! - [`set`]: [`TriggerSet`], which matches a line against every trigger in one pass;
+//! - [`scan`]: which lines of a whole chunk of a log may fire, in one pass over the chunk;
 //! - [`packs`]: the built-in packs (`nccl`, `pytorch`, `perftest`, `verbs`, …);
 //! - [`formats`]: the format strings of the programs that print the lines, which
 //!   every built-in pattern cites (`triggers/formats/*.tsv`);
@@ -17,9 +18,10 @@ pub mod evidence;
 pub mod formats;
 pub mod packs;
 pub mod perftest;
+pub mod scan;
 pub mod set;
 
 pub use def::{TriggerDef, DEFAULT_COOLDOWN, DEFAULT_POST, DEFAULT_PRE};
 pub use evidence::{evidence, Evidence, TimeContext};
 pub use packs::{all_packs, describe, pack, PackInfo, PACK_NAMES, RETRY_EXCEEDED_PRE};
-pub use set::{Error, LineMatch, TriggerSet};
+pub use set::{Error, LineMatch, ScanCache, TriggerSet};

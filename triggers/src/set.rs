@@ -1,27 +1,43 @@
 //! Matching lines against many triggers: [`TriggerSet`] and [`LineMatch`].
 //!
 //! [`TriggerSet`] compiles every pattern (and every `unless` veto) of every
-//! trigger into one [`regex::bytes::RegexSet`], so a line costs one pass however
-//! many triggers are configured; capture groups are extracted only for the
-//! patterns that matched. Lines are bytes, not `str`: logs hold non-UTF-8 garbage
-//! and ANSI colour codes, and a line that is not valid UTF-8 must still be able
-//! to fire.
+//! trigger into one multi-pattern regex, so a line costs one pass however many
+//! triggers are configured; capture groups are extracted only for the patterns
+//! that matched (each pattern's own regex is compiled the first time it fires).
+//! Lines are bytes, not `str`: logs hold non-UTF-8 garbage and ANSI colour
+//! codes, and a line that is not valid UTF-8 must still be able to fire.
+//!
+//! To read a whole log, [`TriggerSet::lines_that_may_fire`] finds in one pass
+//! over a chunk of many lines the few that [`TriggerSet::match_line`] then has to
+//! look at ([`crate::scan`]).
 
-use regex::bytes::{Regex, RegexSet, RegexSetBuilder};
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use regex::bytes::Regex;
+use regex_automata::meta;
+use regex_automata::nfa::thompson::{self, WhichCaptures};
+use regex_automata::{Input, MatchKind, PatternSet};
+use regex_syntax::hir::Hir;
 
 use crate::def::TriggerDef;
+use crate::scan::{self, FilterCache, LineFilter};
 
 /// Cache of the set's lazy DFA (per matching thread, grown only as states are
 /// built). The default 2 MiB is too small for ~100 unanchored patterns with
 /// `.*?` parts: the DFA is rebuilt over and over, then gives up for the much
 /// slower PikeVM (measured: 12× slower on a log of corpus lines). With ~300
-/// patterns (issue 11) 64 MiB still cleared now and then: 256 MiB, of which a
-/// 100 MB log of healthy lines builds about 20 (peak RSS 34 MB).
+/// patterns (issue 11) 64 MiB still cleared now and then: 256 MiB. The same
+/// for the DFA that scans whole chunks ([`crate::scan`]), of which a 100 MB log
+/// of healthy lines builds a few MiB (peak RSS of `triggers test`: 25 MB).
 const SET_DFA_CACHE: usize = 256 << 20;
 
 /// Longest compiled program a single pattern may take (guards against patterns
 /// like `a{1000}{1000}` that would eat memory at start).
 const PATTERN_SIZE_LIMIT: usize = 16 << 20;
+
+/// Longest compiled program of the whole set.
+const SET_SIZE_LIMIT: usize = 4 * PATTERN_SIZE_LIMIT;
 
 /// Errors building a [`TriggerSet`].
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
@@ -80,22 +96,28 @@ enum Role {
 #[derive(Debug, Clone)]
 pub struct TriggerSet {
     defs: Vec<TriggerDef>,
-    set: RegexSet,
-    /// Same order as `set`.
-    regexes: Vec<Regex>,
+    /// Every pattern and veto, [`MatchKind::All`]: which of them match a line.
+    set: meta::Regex,
     /// Same order as `set`.
     roles: Vec<Role>,
+    /// Same order as `set`: the pattern's own regex, for its capture groups,
+    /// compiled the first time it fires (`None` for vetoes, for a pattern
+    /// without named groups, and should it not compile alone: no groups then).
+    captures: Vec<OnceLock<Option<Regex>>>,
+    /// The firing patterns over whole chunks of lines; `None` when there are
+    /// none, or their automaton is too big (then every line is looked at).
+    filter: Option<LineFilter>,
 }
 
 /// Squeeze a regex error (several lines with a caret diagram) onto one line.
-fn one_line(err: &regex::Error) -> String {
+fn one_line(err: &dyn std::fmt::Display) -> String {
     let text = err.to_string();
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    // The regex crate's message ends with "error: <what>"; keep that and the pattern.
+    // The parser's message ends with "error: <what>"; keep that and the pattern.
     match lines.iter().rev().find(|l| l.starts_with("error:")) {
         Some(last) => format!(
             "{} (in `{}`)",
@@ -106,18 +128,66 @@ fn one_line(err: &regex::Error) -> String {
     }
 }
 
-fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+/// The syntax tree of `pattern`, parsed as `regex::bytes` parses it; an error
+/// (on one line) when it is not a valid regex or compiles to more than
+/// [`PATTERN_SIZE_LIMIT`].
+fn parse(pattern: &str) -> Result<Hir, String> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .map_err(|e| one_line(&e))?;
+    thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .which_captures(WhichCaptures::None)
+                .nfa_size_limit(Some(PATTERN_SIZE_LIMIT)),
+        )
+        .build_from_hir(&hir)
+        .map_err(|e| one_line(&e))?;
+    Ok(hir)
+}
+
+/// `pattern` alone, for its capture groups.
+fn compile(pattern: &str) -> Option<Regex> {
     regex::bytes::RegexBuilder::new(pattern)
         .size_limit(PATTERN_SIZE_LIMIT)
         .build()
+        .ok()
+}
+
+/// Whether `hir` has a named capture group.
+fn has_named_group(hir: &Hir) -> bool {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Capture(c) => c.name.is_some() || has_named_group(&c.sub),
+        HirKind::Repetition(r) => has_named_group(&r.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().any(has_named_group),
+        _ => false,
+    }
+}
+
+/// The which-patterns regex of `hirs` (what `regex::bytes::RegexSet` builds).
+fn build_set(hirs: &[Hir]) -> Result<meta::Regex, String> {
+    meta::Regex::builder()
+        .configure(
+            meta::Config::new()
+                .match_kind(MatchKind::All)
+                .utf8_empty(false)
+                .which_captures(WhichCaptures::None)
+                .nfa_size_limit(Some(SET_SIZE_LIMIT))
+                .hybrid_cache_capacity(SET_DFA_CACHE),
+        )
+        .build_many_from_hir(hirs)
+        .map_err(|e| one_line(&e))
 }
 
 impl TriggerSet {
     /// Compile `defs`. Fails on the first invalid or empty trigger, naming it.
     pub fn new(defs: Vec<TriggerDef>) -> Result<Self, Error> {
-        let mut all = Vec::new();
+        let mut hirs = Vec::new();
         let mut roles = Vec::new();
-        let mut regexes = Vec::new();
+        let mut captures = Vec::new();
         for (t, def) in defs.iter().enumerate() {
             if defs[..t].iter().any(|d| d.name == def.name) {
                 return Err(Error::DuplicateName(def.name.clone()));
@@ -126,43 +196,55 @@ impl TriggerSet {
                 return Err(Error::NoPattern(def.name.clone()));
             }
             for (p, pat) in def.patterns.iter().enumerate() {
-                let re = compile(pat).map_err(|e| Error::BadPattern {
+                let hir = parse(pat).map_err(|e| Error::BadPattern {
                     trigger: def.name.clone(),
                     index: p,
-                    message: one_line(&e),
+                    message: e,
                 })?;
-                regexes.push(re);
-                all.push(pat.clone());
+                // Patterns without named groups never need their own regex.
+                let lazy = OnceLock::new();
+                if !has_named_group(&hir) {
+                    let _ = lazy.set(None);
+                }
+                captures.push(lazy);
+                hirs.push(hir);
                 roles.push(Role::Fire {
                     trigger: t,
                     pattern: p,
                 });
             }
             for (u, pat) in def.unless.iter().enumerate() {
-                let re = compile(pat).map_err(|e| Error::BadUnless {
+                let hir = parse(pat).map_err(|e| Error::BadUnless {
                     trigger: def.name.clone(),
                     index: u,
-                    message: one_line(&e),
+                    message: e,
                 })?;
-                regexes.push(re);
-                all.push(pat.clone());
+                captures.push(OnceLock::from(None));
+                hirs.push(hir);
                 roles.push(Role::Veto { trigger: t });
             }
         }
-        let set = RegexSetBuilder::new(&all)
-            .size_limit(PATTERN_SIZE_LIMIT.saturating_mul(4))
-            .dfa_size_limit(SET_DFA_CACHE)
-            .build()
-            .map_err(|e| Error::BadPattern {
-                trigger: "(all)".to_string(),
-                index: 0,
-                message: one_line(&e),
-            })?;
+        let set = build_set(&hirs).map_err(|message| Error::BadPattern {
+            trigger: "(all)".to_string(),
+            index: 0,
+            message,
+        })?;
+        let firing: Vec<Hir> = hirs
+            .iter()
+            .zip(&roles)
+            .filter(|(_, role)| matches!(role, Role::Fire { .. }))
+            .map(|(hir, _)| scan::trim_ends(&scan::for_buffers(hir)))
+            .collect();
+        let filter = match firing.is_empty() {
+            true => None,
+            false => LineFilter::new(&firing, SET_SIZE_LIMIT, SET_DFA_CACHE),
+        };
         Ok(TriggerSet {
             defs,
             set,
-            regexes,
             roles,
+            captures,
+            filter,
         })
     }
 
@@ -170,9 +252,10 @@ impl TriggerSet {
     pub fn empty() -> Self {
         TriggerSet {
             defs: Vec::new(),
-            set: RegexSet::empty(),
-            regexes: Vec::new(),
+            set: build_set(&[]).unwrap_or_else(|_| unreachable!("an empty set compiles")),
             roles: Vec::new(),
+            captures: Vec::new(),
+            filter: None,
         }
     }
 
@@ -184,6 +267,32 @@ impl TriggerSet {
     /// Whether no trigger is defined.
     pub fn is_empty(&self) -> bool {
         self.defs.is_empty()
+    }
+
+    /// A cache for [`TriggerSet::lines_that_may_fire`] (one per scanning thread).
+    pub fn scan_cache(&self) -> ScanCache {
+        ScanCache(self.filter.as_ref().map(LineFilter::cache))
+    }
+
+    /// Push onto `out` the range (without its `\n`) of every line of `chunk`
+    /// that [`TriggerSet::match_line`] may fire on, in order; lines not pushed
+    /// fire nothing. `chunk` holds whole lines: it starts at the start of a
+    /// line and ends after a `\n` or at the end of the input.
+    /// One pass over the chunk (see [`crate::scan`]), far cheaper than
+    /// `match_line` on every line when few lines fire.
+    pub fn lines_that_may_fire(
+        &self,
+        chunk: &[u8],
+        cache: &mut ScanCache,
+        out: &mut Vec<Range<usize>>,
+    ) {
+        match (&self.filter, &mut cache.0) {
+            (Some(filter), Some(cache)) => filter.lines(cache, chunk, out),
+            // No firing pattern: nothing fires.
+            _ if self.defs.is_empty() => {}
+            // No filter (too big), or a cache of another set: every line.
+            _ => scan::all_lines(chunk, out),
+        }
     }
 
     /// Match `line` (without its newline) against every trigger; push one
@@ -199,33 +308,32 @@ impl TriggerSet {
         // Most lines fire nothing: the set's plain yes/no search stops as soon as it
         // can and allocates nothing; only a line that matches pays for the search that
         // says which patterns did (measured: ~2x on a log of healthy lines).
-        if !self.set.is_match(line) {
+        let input = Input::new(line);
+        if !self.set.is_match(input.clone()) {
             return false;
         }
-        let hits = self.set.matches(line);
-        if !hits.matched_any() {
-            return false;
-        }
+        let mut hits = PatternSet::new(self.set.pattern_len());
+        self.set.which_overlapping_matches(&input, &mut hits);
         let vetoed = |trigger: usize| {
-            hits.iter()
-                .any(|i| matches!(self.roles[i], Role::Veto { trigger: v } if v == trigger))
+            hits.iter().any(
+                |i| matches!(self.roles[i.as_usize()], Role::Veto { trigger: v } if v == trigger),
+            )
         };
-        for i in hits.iter() {
+        for i in hits.iter().map(|id| id.as_usize()) {
             let Role::Fire { trigger, pattern } = self.roles[i] else {
                 continue;
             };
             if out.iter().any(|m| m.trigger == trigger) || vetoed(trigger) {
                 continue; // one match per trigger: the first pattern wins
             }
-            let re = &self.regexes[i];
+            let re =
+                self.captures[i].get_or_init(|| compile(&self.defs[trigger].patterns[pattern]));
             let mut groups = Vec::new();
-            if re.capture_names().flatten().next().is_some() {
-                if let Some(caps) = re.captures(line) {
-                    for name in re.capture_names().flatten() {
-                        if let Some(m) = caps.name(name) {
-                            let value = String::from_utf8_lossy(m.as_bytes()).into_owned();
-                            groups.push((name.to_string(), value));
-                        }
+            if let Some(caps) = re.as_ref().and_then(|re| re.captures(line)) {
+                for name in re.iter().flat_map(|re| re.capture_names()).flatten() {
+                    if let Some(m) = caps.name(name) {
+                        let value = String::from_utf8_lossy(m.as_bytes()).into_owned();
+                        groups.push((name.to_string(), value));
                     }
                 }
             }
@@ -238,6 +346,10 @@ impl TriggerSet {
         !out.is_empty()
     }
 }
+
+/// What [`TriggerSet::lines_that_may_fire`] keeps between chunks.
+#[derive(Debug, Clone)]
+pub struct ScanCache(Option<FilterCache>);
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use tripcap_triggers::perftest::{
     Breach, Measure, PerftestEvent, PerftestParser, PerftestResult, Thresholds,
 };
+use tripcap_triggers::scan::{count_lines, Chunks};
 use tripcap_triggers::{all_packs, evidence, LineMatch, TimeContext, TriggerSet};
 
 fn corpus_dir() -> PathBuf {
@@ -162,6 +163,70 @@ fn no_negative_fires() {
 /// ambiguous line — error propagation (`-> 6`), teardown, non-fatal WARNs,
 /// retries in progress, perftest hints and launcher exit reports all follow or
 /// accompany a line that fires, or are harmless.
+/// The numbers (from 0) of the lines of `log` that the scan of whole chunks of
+/// `chunk` bytes finds, as `tripcap triggers test` reads a log.
+fn candidate_lines(set: &TriggerSet, log: &[u8], chunk: usize) -> Vec<usize> {
+    let mut chunks = Chunks::new(log, chunk);
+    let mut cache = set.scan_cache();
+    let (mut found, mut ranges, mut before) = (Vec::new(), Vec::new(), 0);
+    while let Some(chunk) = chunks.next_chunk().expect("reads") {
+        ranges.clear();
+        set.lines_that_may_fire(chunk, &mut cache, &mut ranges);
+        let mut counted = 0;
+        for r in &ranges {
+            before += count_lines(&chunk[counted..r.start]);
+            counted = r.start;
+            found.push(before);
+        }
+        before += count_lines(&chunk[counted..]);
+    }
+    found
+}
+
+/// `tripcap triggers test` gives `match_line` only the lines the scan of a whole
+/// chunk finds: every corpus line that fires must be one of them (LF or CRLF, any
+/// chunk size), and healthy lines should rarely be (each costs a `match_line`).
+#[test]
+fn the_chunk_scan_finds_every_corpus_line_that_fires() {
+    let set = builtin();
+    let mut lines: Vec<String> = Vec::new();
+    for name in ["positives.tsv", "negatives.tsv", "ambiguous.tsv"] {
+        lines.extend(load_tsv(name).into_iter().map(|r| r.line));
+    }
+    for name in perftest_files() {
+        lines.extend(perftest_file(&name));
+    }
+    let negatives: Vec<String> = load_tsv("negatives.tsv")
+        .into_iter()
+        .map(|r| r.line)
+        .collect();
+    let mut out = Vec::new();
+    let firing: Vec<usize> = (0..lines.len())
+        .filter(|&i| set.match_line(lines[i].as_bytes(), &mut out))
+        .collect();
+    assert!(firing.len() > 200, "only {} lines fire", firing.len());
+    for (ending, chunk) in [("\n", 1 << 20), ("\r\n", 4096), ("\n", 300)] {
+        let log = lines.join(ending);
+        let found = candidate_lines(&set, log.as_bytes(), chunk);
+        let missed: Vec<&str> = firing
+            .iter()
+            .filter(|i| found.binary_search(i).is_err())
+            .map(|&i| lines[i].as_str())
+            .collect();
+        assert!(
+            missed.is_empty(),
+            "{ending:?}, chunks of {chunk}: not found:\n{}",
+            missed.join("\n")
+        );
+        let healthy = candidate_lines(&set, negatives.join(ending).as_bytes(), chunk).len();
+        assert!(
+            healthy * 20 <= negatives.len(),
+            "{healthy} of {} healthy lines are candidates: a pattern lets the scan through too often",
+            negatives.len()
+        );
+    }
+}
+
 #[test]
 fn ambiguous_lines_do_not_fire_by_policy() {
     let rows = load_tsv("ambiguous.tsv");

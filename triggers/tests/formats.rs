@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tripcap_triggers::formats::{self, Format};
+use tripcap_triggers::scan::{count_lines, Chunks};
 use tripcap_triggers::{all_packs, evidence, LineMatch, TimeContext, TriggerSet};
 
 /// Instances per `fail` row.
@@ -595,4 +596,61 @@ fn every_citation_names_a_failure_row_and_every_failure_row_is_cited() {
         uncited.is_empty(),
         "failure rows no pattern cites: {uncited:?}"
     );
+}
+
+/// The numbers (from 0) of the lines of `log` that the scan of whole chunks of
+/// `chunk` bytes finds, as `tripcap triggers test` reads a log.
+fn candidate_lines(set: &TriggerSet, log: &[u8], chunk: usize) -> Vec<usize> {
+    let mut chunks = Chunks::new(log, chunk);
+    let mut cache = set.scan_cache();
+    let (mut found, mut ranges, mut before) = (Vec::new(), Vec::new(), 0);
+    while let Some(chunk) = chunks.next_chunk().expect("reads") {
+        ranges.clear();
+        set.lines_that_may_fire(chunk, &mut cache, &mut ranges);
+        let mut counted = 0;
+        for r in &ranges {
+            before += count_lines(&chunk[counted..r.start]);
+            counted = r.start;
+            found.push(before);
+        }
+        before += count_lines(&chunk[counted..]);
+    }
+    found
+}
+
+/// `tripcap triggers test` hands `match_line` only the lines that the scan of a whole
+/// chunk finds (`TriggerSet::lines_that_may_fire`): every generated line that fires
+/// must be one of them, whatever the line ends and wherever the chunks are cut.
+#[test]
+fn the_chunk_scan_finds_every_generated_line_that_fires() {
+    let set = TriggerSet::new(all_packs()).expect("packs compile");
+    let mut rng = Rng(0x5ca1_ab1e);
+    let mut lines = Vec::new();
+    for f in rows() {
+        for _ in 0..PER_FAIL_ROW {
+            let (line, _) = instantiate(f, &mut rng).unwrap_or_else(|e| panic!("{e}"));
+            lines.push(line);
+        }
+    }
+    let mut out = Vec::new();
+    let firing: Vec<usize> = (0..lines.len())
+        .filter(|&i| set.match_line(lines[i].as_bytes(), &mut out))
+        .collect();
+    assert!(firing.len() > 500, "only {} lines fire", firing.len());
+    for (ending, chunk) in [("\n", 1 << 20), ("\r\n", 64 << 10), ("\n", 1000)] {
+        let log = lines.join(ending);
+        let found = candidate_lines(&set, log.as_bytes(), chunk);
+        let missed: Vec<&str> = firing
+            .iter()
+            .filter(|i| found.binary_search(i).is_err())
+            .map(|&i| lines[i].as_str())
+            .collect();
+        assert!(
+            missed.is_empty(),
+            "{ending:?} chunks of {chunk}: {} of {} firing lines not found:\n{}",
+            missed.len(),
+            firing.len(),
+            missed.join("\n")
+        );
+    }
 }
