@@ -97,6 +97,7 @@ fn our_rows(pcap: &Path) -> Vec<String> {
         packets: true,
         json: false,
         svg: None,
+        link_speed: None,
     };
     let mut out = Vec::new();
     run(&args, &mut out).unwrap_or_else(|e| panic!("analyze failed: {e}"));

@@ -343,6 +343,7 @@ pub fn describe(report: &DemoReport) -> String {
                 packets: false,
                 json: false,
                 svg: None,
+                link_speed: None,
             };
             let mut text = Vec::new();
             if crate::analyze::run(&args, &mut text).is_ok() {

@@ -86,6 +86,13 @@ pub struct InterfaceReport {
     /// default and the RDMA sniffer's only kind) or `file` for a replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamps: Option<String>,
+    /// Link speed in Mbit/s (`/sys/class/net/IF/speed`) when the window was written;
+    /// absent when unknown (a replay, `lo`, a link that is down) or from an older tripcap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_mbps: Option<u64>,
+    /// MTU in bytes (`/sys/class/net/IF/mtu`); absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
 }
 
 /// The sidecar document.

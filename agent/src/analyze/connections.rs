@@ -36,6 +36,7 @@ use serde::Serialize;
 
 use super::context::{CaptureContext, Reference};
 use super::finding::Finding;
+use super::throughput::{Fragments, Throughput, Volume};
 use super::whole::{Pauses, Sizes, Timeline};
 use crate::capture_file::reader::{self, Reader};
 use crate::wire::FrameCounts;
@@ -48,8 +49,10 @@ use analysis::Analysis;
 /// field after `connections[].max_silence_at` and sorts connections worst first; no
 /// version-1 field changed meaning. Version 3: `max_silence_ms`/`max_silence_at` count a
 /// silence open at the end of the capture, `max_silence_at` is RFC 3339 (was epoch
-/// seconds), and `max_silence_open` says whether that silence is open.
-pub const SCHEMA_VERSION: u32 = 3;
+/// seconds), and `max_silence_open` says whether that silence is open. Version 4 adds
+/// `throughput` ("why slow"), `capture.link_speed_mbps`/`capture.mtu` and the findings
+/// `roce_fragment` and `mtu_mismatch`.
+pub const SCHEMA_VERSION: u32 = 4;
 /// Shortest pause recorded as a silence.
 pub const SILENCE_MIN_NS: i64 = 10_000_000;
 /// Shortest silence with outstanding requests reported as a stall.
@@ -201,6 +204,9 @@ pub struct ConnStats {
     opcode_counts: Vec<u64>,
     #[serde(skip)]
     pub(crate) oldest_unanswered_ns: Option<i64>,
+    /// Payload, re-sent bytes and CNP times, for the throughput section.
+    #[serde(skip)]
+    pub(crate) volume: Volume,
 }
 
 impl ConnStats {
@@ -271,6 +277,15 @@ pub struct Report {
     pub pauses: Pauses,
     /// ARP.
     pub arp: ArpStats,
+    /// "Why slow": goodput, sizes, pause time, re-sent bytes, CNP cuts and the verdict
+    /// (computed with the context; see [`super::throughput`]).
+    pub throughput: Throughput,
+    /// IPv4 fragments carrying RoCE.
+    #[serde(skip)]
+    pub fragments: Fragments,
+    /// `--link-speed`, Gbit/s.
+    #[serde(skip)]
+    pub link_speed_gbps: Option<f64>,
     /// Everything worth a look, in time order (untimed ones first).
     pub findings: Vec<Finding>,
     /// One entry per connection, worst first (by `score`, then packets).

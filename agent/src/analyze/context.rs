@@ -70,6 +70,11 @@ pub struct CaptureContext {
     pub ring_full_drops: u64,
     /// RDMA counters, when the agent read them.
     pub rdma_counters: Option<RdmaCounters>,
+    /// The fastest captured interface's link speed in Mbit/s, when the sidecar recorded
+    /// one (`/sys/class/net/IF/speed`; sidecars before schema 3 of the report have none).
+    pub link_speed_mbps: Option<u64>,
+    /// The smallest captured interface's MTU (Ethernet, bytes), when recorded.
+    pub mtu: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -103,6 +108,8 @@ struct WindowView {
 struct InterfaceView {
     kernel_drops: u64,
     if_drops: u64,
+    speed_mbps: Option<u64>,
+    mtu: Option<u32>,
 }
 
 /// `<stem>.json` beside `capture`.
@@ -132,6 +139,18 @@ pub fn context_from_json(v: serde_json::Value) -> Result<CaptureContext, serde_j
         ring_evictions: s.ring_evictions,
         ring_full_drops: s.ring_full_drops,
         rdma_counters: s.rdma_counters,
+        link_speed_mbps: s
+            .interfaces
+            .iter()
+            .filter_map(|i| i.speed_mbps)
+            .filter(|&m| m > 0)
+            .max(),
+        mtu: s
+            .interfaces
+            .iter()
+            .filter_map(|i| i.mtu)
+            .filter(|&m| m > 0)
+            .min(),
     })
 }
 

@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use super::connections::{ConnStats, Report, STALL_MIN_NS};
 use super::context::CaptureContext;
 use super::finding::{Finding, Severity};
+use super::throughput::{self, ConnInput, Link, Throughput};
 use crate::clock::rfc3339_millis;
 
 impl Report {
@@ -21,7 +22,15 @@ impl Report {
     pub fn set_context(&mut self, ctx: Option<CaptureContext>) {
         self.reference = ctx.as_ref().and_then(|c| c.reference.clone());
         self.capture = ctx;
+        self.throughput = throughput_of(self);
         self.findings = findings(self);
+    }
+
+    /// Uses `gbps` as the link speed (`--link-speed`) instead of the sidecar's and
+    /// recomputes the throughput section.
+    pub fn set_link_speed(&mut self, gbps: f64) {
+        self.link_speed_gbps = Some(gbps);
+        self.throughput = throughput_of(self);
     }
 
     /// Writes a readable summary: frame classes, the capture's context, whole-capture
@@ -29,6 +38,48 @@ impl Report {
     pub fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
         write_summary(self, out)
     }
+}
+
+/// The throughput section of a report, with the link speed from `--link-speed`, else the
+/// sidecar, else assumed.
+pub fn throughput_of(r: &Report) -> Throughput {
+    let sidecar = r
+        .capture
+        .as_ref()
+        .and_then(|c| c.link_speed_mbps)
+        .map(|m| m as f64 / 1000.0);
+    let link = match (r.link_speed_gbps, sidecar) {
+        (Some(gbps), _) => Link {
+            gbps,
+            source: "flag",
+        },
+        (None, Some(gbps)) => Link {
+            gbps,
+            source: "sidecar",
+        },
+        (None, None) => Link {
+            gbps: throughput::ASSUMED_LINK_GBPS,
+            source: "assumed",
+        },
+    };
+    let conns = r.connections.iter().map(|c| ConnInput {
+        src: &c.src,
+        dst: &c.dst,
+        dest_qp: &c.dest_qp,
+        wire_bytes: c.bytes,
+        cnps: c.cnps,
+        resends: c.psn_regressions + c.duplicates,
+        stalls: c.stalls,
+        volume: &c.volume,
+    });
+    throughput::compute(
+        conns,
+        &r.pauses,
+        (r.first_ns, r.last_ns),
+        link,
+        r.capture.as_ref().and_then(|c| c.mtu),
+        &r.fragments,
+    )
 }
 
 /// Every finding of a report, untimed first, then in time order.
@@ -45,6 +96,7 @@ pub fn findings(r: &Report) -> Vec<Finding> {
         f.connection(c);
     }
     f.pauses(r);
+    f.why_slow(&r.throughput);
     for &t in &r.arp.in_silence_at_ns {
         f.add(
             Some(t),
@@ -247,6 +299,36 @@ impl Findings {
         }
     }
 
+    /// IPv4 fragments carrying RoCE, and address pairs whose directions use different MTUs.
+    fn why_slow(&mut self, t: &Throughput) {
+        let frag = &t.fragments;
+        if frag.packets > 0 {
+            self.add(
+                frag.first_ns,
+                Severity::Error,
+                "roce_fragment",
+                None,
+                format!(
+                    "{} IPv4 fragments carrying RoCE (first {}): RoCE v2 must not be fragmented, a hop's MTU is below the RoCE path MTU",
+                    frag.packets,
+                    frag.first.as_deref().unwrap_or("-")
+                ),
+            );
+        }
+        for m in &t.mtu_mismatches {
+            self.add(
+                None,
+                Severity::Warning,
+                "mtu_mismatch",
+                None,
+                format!(
+                    "MTU mismatch: {} > {} segments at {} B, {} > {} at {} B",
+                    m.a, m.b, m.a_to_b, m.b, m.a, m.b_to_a
+                ),
+            );
+        }
+    }
+
     /// PFC per priority and 802.3x PAUSE, at their first XOFF.
     fn pauses(&mut self, r: &Report) {
         for (prio, p) in r.pauses.pfc.iter().enumerate() {
@@ -323,6 +405,7 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             r.arp.packets, r.arp.in_silence, r.arp.in_stall
         )?;
     }
+    throughput::write_text(&r.throughput, out)?;
     write_findings(r, out)?;
     write_connections(r, out)
 }

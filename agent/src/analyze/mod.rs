@@ -17,7 +17,8 @@
 //! Modules, each importing only those before it: [`track`] (the per-QP state machine,
 //! shared with the live packet triggers), [`whole`] (timeline, sizes, pauses), [`context`]
 //! (the sidecar's trigger, drops and counters), [`finding`] (the finding type),
-//! [`connections`] (the report; the analysis loop is its child `connections::analysis`),
+//! [`throughput`] ("why slow": goodput, sizes, pause time, re-sent bytes, CNP cuts and a
+//! verdict, from what the loop collects), [`connections`] (the report; the analysis loop is its child `connections::analysis`),
 //! [`findings`] (computes the findings and writes the summary text), [`svg`],
 //! [`packets`]. [`analyze_file`] runs
 //! [`connections::analyze`] and then always [`connections::Report::set_context`], which
@@ -37,6 +38,7 @@ pub mod finding;
 pub mod findings;
 pub mod packets;
 pub mod svg;
+pub mod throughput;
 pub mod track;
 pub mod whole;
 
@@ -51,13 +53,29 @@ pub struct AnalyzeArgs {
     /// Print one tab-separated row per RoCE/InfiniBand packet (tshark's number formats).
     #[arg(long)]
     pub packets: bool,
-    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 3, see
+    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 4, see
     /// docs/analyze-schema.md).
     #[arg(long, conflicts_with = "packets")]
     pub json: bool,
     /// Also draw the capture as an SVG picture into this file.
     #[arg(long, value_name = "OUT", conflicts_with = "packets")]
     pub svg: Option<PathBuf>,
+    /// Link speed for the "why slow" section (`100Gb/s`, `25Gbit/s`, `400Mb/s`); default:
+    /// the sidecar's interface speed, else 100 Gb/s assumed.
+    /// Kept in Mbit/s.
+    #[arg(long, value_name = "RATE", value_parser = parse_link_speed, conflicts_with = "packets")]
+    pub link_speed: Option<u64>,
+}
+
+/// `--link-speed`: a bandwidth as the perftest thresholds write it, in Mbit/s.
+pub fn parse_link_speed(text: &str) -> Result<u64, String> {
+    match tripcap_triggers::perftest::parse_bandwidth(text) {
+        Ok(g) if (0.001..1e9).contains(&g) => Ok((g * 1000.0).round() as u64),
+        Ok(_) => Err(format!(
+            "link speed \"{text}\" must be above zero, e.g. \"100Gb/s\""
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Analysis failed.
@@ -205,7 +223,10 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), Error> {
             packets::Failure::Write(e) => Error::from(e),
         })?;
     } else {
-        let report = analyze_file(&args.file, None)?;
+        let mut report = analyze_file(&args.file, None)?;
+        if let Some(mbps) = args.link_speed {
+            report.set_link_speed(mbps as f64 / 1000.0);
+        }
         if let Some(svg_path) = &args.svg {
             let text = svg::render(&report).map_err(|m| Error {
                 kind: ErrorKind::Svg(m),

@@ -195,6 +195,21 @@ pub struct PauseCounts {
     pub first_xoff_ns: Option<i64>,
 }
 
+/// Pause frames remembered for the time paused (`throughput`); later ones are counted in
+/// [`Pauses::frames_dropped`].
+pub const MAX_PAUSE_FRAMES: usize = 100_000;
+
+/// One priority's pause request: XOFF for `quanta`, or XON (0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PauseFrame {
+    /// When, ns since the epoch.
+    pub ts: i64,
+    /// Priority 0–7, or 8 for 802.3x PAUSE.
+    pub slot: u8,
+    /// Pause quanta (0: XON).
+    pub quanta: u16,
+}
+
 /// PFC (802.1Qbb) per priority and 802.3x PAUSE.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Pauses {
@@ -202,11 +217,26 @@ pub struct Pauses {
     pub pfc: [PauseCounts; 8],
     /// 802.3x PAUSE (all priorities).
     pub pause_8023x: PauseCounts,
+    /// Every priority's pause request in capture order, at most [`MAX_PAUSE_FRAMES`].
+    #[serde(skip)]
+    pub frames: Vec<PauseFrame>,
+    /// Pause requests not kept in `frames`.
+    #[serde(skip)]
+    pub frames_dropped: u64,
 }
 
 impl Pauses {
     /// Counts one MAC Control frame; returns the priorities it paused (bit mask).
     pub fn add(&mut self, ts: i64, p: &pfc::Packet<&[u8]>) -> u8 {
+        let frames = &mut self.frames;
+        let dropped = &mut self.frames_dropped;
+        let mut remember = |slot: u8, quanta: u16| {
+            if frames.len() < MAX_PAUSE_FRAMES {
+                frames.push(PauseFrame { ts, slot, quanta });
+            } else {
+                *dropped += 1;
+            }
+        };
         let count = |c: &mut PauseCounts, q: u16| {
             if q == 0 {
                 c.xon += 1;
@@ -222,10 +252,14 @@ impl Pauses {
                 for prio in 0..8u8 {
                     if cev & (1 << prio) != 0 {
                         count(&mut self.pfc[usize::from(prio)], p.quanta(prio));
+                        remember(prio, p.quanta(prio));
                     }
                 }
             }
-            pfc::Opcode::Pause => count(&mut self.pause_8023x, p.pause_time()),
+            pfc::Opcode::Pause => {
+                count(&mut self.pause_8023x, p.pause_time());
+                remember(8, p.pause_time());
+            }
             pfc::Opcode::Unknown(_) => {}
         }
         p.paused_mask()

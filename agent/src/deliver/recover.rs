@@ -119,6 +119,8 @@ fn recovered_sidecar(pcapng: &Path, incident: &str, host: &str) -> Result<Sideca
             if_drops: 0,
             libpcap: None,
             timestamps: None,
+            speed_mbps: None,
+            mtu: None,
         })
         .collect();
     let mut shortfall = vec![format!(

@@ -6,7 +6,7 @@
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
@@ -230,11 +230,18 @@ impl Writer {
 
     /// Per interface: what was written and dropped, and how it was captured.
     fn interface_reports(&self, at_open: &AtOpen, per_iface: &[u64]) -> Vec<InterfaceReport> {
+        let sysfs = self
+            .plan
+            .options
+            .sysfs_root
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/sys"));
         self.plan
             .interfaces
             .iter()
             .enumerate()
             .map(|(i, info)| {
+                let live = matches!(info.source, Source::Live { .. });
                 let [k0, f0] = at_open.drops.get(i).copied().unwrap_or_default();
                 let [k1, f1] = info.counters.drops();
                 InterfaceReport {
@@ -254,6 +261,13 @@ impl Writer {
                         Source::Live { .. } => "software".to_string(),
                         Source::File => "file".to_string(),
                     }),
+                    speed_mbps: live
+                        .then(|| link_attr(&sysfs, &info.desc.name, "speed"))
+                        .flatten(),
+                    mtu: live
+                        .then(|| link_attr(&sysfs, &info.desc.name, "mtu"))
+                        .flatten()
+                        .and_then(|m| u32::try_from(m).ok()),
                 }
             })
             .collect()
@@ -403,6 +417,16 @@ fn comments(host: &str, report: &Sidecar) -> Vec<String> {
         out.push(c);
     }
     out
+}
+
+/// `/sys/class/net/<netdev>/<attr>` as a positive number (`speed` is -1 or unreadable when
+/// the link is down or has no speed, as `lo`).
+fn link_attr(sysfs: &Path, netdev: &str, attr: &str) -> Option<u64> {
+    if netdev.is_empty() || netdev.contains('/') || netdev.starts_with('.') {
+        return None;
+    }
+    let text = std::fs::read_to_string(sysfs.join("class/net").join(netdev).join(attr)).ok()?;
+    text.trim().parse::<u64>().ok().filter(|&v| v > 0)
 }
 
 #[cfg(test)]

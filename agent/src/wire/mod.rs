@@ -508,6 +508,74 @@ fn parse_erf(data: &[u8]) -> Frame<'_> {
     }
 }
 
+/// An IPv4 fragment: a datagram with More Fragments set or a non-zero fragment offset.
+/// RoCE v2 must not be fragmented (NICs set DF); a fragment to UDP port 4791 means some
+/// hop's MTU is below the RoCE path MTU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv4Fragment {
+    /// Source address.
+    pub src: core::net::Ipv4Addr,
+    /// Destination address.
+    pub dst: core::net::Ipv4Addr,
+    /// IP identification (the same for every fragment of a datagram).
+    pub id: u16,
+    /// Fragment offset in bytes.
+    pub offset: u16,
+    /// More Fragments flag.
+    pub more: bool,
+    /// IP protocol.
+    pub protocol: u8,
+    /// UDP destination port, for the first fragment (offset 0) of a UDP datagram.
+    pub udp_dst_port: Option<u16>,
+}
+
+/// The IPv4 fragment a frame carries, if it is one (Ethernet with up to two 802.1Q tags,
+/// Linux cooked v1/v2, raw IPv4). Never panics, never allocates.
+pub fn ipv4_fragment(linktype: u32, data: &[u8]) -> Option<Ipv4Fragment> {
+    let ip = match linktype {
+        linktype::ETHERNET => {
+            let mut et = be16(data, 12)?;
+            let mut off = 14;
+            while et == 0x8100 || et == 0x88a8 {
+                et = be16(data, off + 2)?;
+                off += 4;
+                if off > 22 {
+                    return None;
+                }
+            }
+            (et == 0x0800).then(|| data.get(off..))??
+        }
+        linktype::LINUX_SLL => (be16(data, 14)? == 0x0800).then(|| data.get(16..))??,
+        linktype::LINUX_SLL2 => (be16(data, 0)? == 0x0800).then(|| data.get(20..))??,
+        linktype::RAW | linktype::RAW_OLD | linktype::IPV4 => data,
+        _ => return None,
+    };
+    let ihl = usize::from(*ip.first()? & 0x0f) * 4;
+    if ip[0] >> 4 != 4 || ihl < 20 || ip.len() < 20 {
+        return None;
+    }
+    let flags = be16(ip, 6)?;
+    let more = flags & 0x2000 != 0;
+    let offset = (flags & 0x1fff) * 8;
+    if !more && offset == 0 {
+        return None;
+    }
+    let addr = |at: usize| core::net::Ipv4Addr::new(ip[at], ip[at + 1], ip[at + 2], ip[at + 3]);
+    Some(Ipv4Fragment {
+        src: addr(12),
+        dst: addr(16),
+        id: be16(ip, 4)?,
+        offset,
+        more,
+        protocol: ip[9],
+        udp_dst_port: if offset == 0 && ip[9] == 17 {
+            be16(ip, ihl + 2)
+        } else {
+            None
+        },
+    })
+}
+
 /// Tallies of [`Frame`] classes, e.g. for "N frames were not RoCE" summaries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FrameCounts {

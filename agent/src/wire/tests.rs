@@ -255,3 +255,45 @@ fn fast_path_equals_etherparse() {
     }
     assert!(checked > 10_000, "only {checked} fast-path frames checked");
 }
+
+/// `READ_REQ` with the IPv4 flags/offset field set to `flags` (IP checksum left stale).
+fn read_req_with_flags(flags: u16) -> [u8; 74] {
+    let mut f = READ_REQ;
+    f[20..22].copy_from_slice(&flags.to_be_bytes());
+    f
+}
+
+#[test]
+fn ipv4_fragments_of_roce_are_not_roce_and_are_found() {
+    // DF alone: an ordinary RoCE packet, no fragment.
+    assert!(ipv4_fragment(linktype::ETHERNET, &READ_REQ).is_none());
+    assert!(matches!(
+        parse_frame(linktype::ETHERNET, &READ_REQ),
+        Frame::Roce(_)
+    ));
+    // First fragment (MF, offset 0): the UDP header is there, the datagram is not whole.
+    let first = read_req_with_flags(0x2000);
+    assert_eq!(parse_frame(linktype::ETHERNET, &first), Frame::Other);
+    let f = ipv4_fragment(linktype::ETHERNET, &first).expect("a fragment");
+    assert!(f.more);
+    assert_eq!(f.offset, 0);
+    assert_eq!(f.protocol, 17);
+    assert_eq!(f.udp_dst_port, Some(ROCE_V2_PORT));
+    assert_eq!(f.src, core::net::Ipv4Addr::new(192, 168, 56, 129));
+    // A later fragment: offset 1480 bytes (185 units), no UDP header.
+    let later = read_req_with_flags(185);
+    let f = ipv4_fragment(linktype::ETHERNET, &later).expect("a fragment");
+    assert!(!f.more);
+    assert_eq!(f.offset, 1480);
+    assert_eq!(f.udp_dst_port, None);
+    assert!(!matches!(
+        parse_frame(linktype::ETHERNET, &later),
+        Frame::Roce(_)
+    ));
+    // Raw IPv4 and cut frames never panic.
+    assert!(ipv4_fragment(linktype::RAW, &first[14..]).is_some());
+    for cut in 0..first.len() {
+        let _ = ipv4_fragment(linktype::ETHERNET, &first[..cut]);
+        let _ = ipv4_fragment(linktype::LINUX_SLL2, &first[..cut]);
+    }
+}

@@ -10,6 +10,7 @@ use super::{
     ArpStats, ConnStats, Episode, Event, EventKind, Report, Silence, ANSWER_GRACE_NS, MAX_EPISODES,
     MAX_EVENTS, SCHEMA_VERSION, SILENCE_MIN_NS, STALL_MIN_NS,
 };
+use crate::analyze::throughput::Fragments;
 use crate::analyze::track::{NakKind, PsnStep, Step, Tracker};
 use crate::analyze::whole::{roce_payload_len, Pauses, Sizes, Timeline};
 use crate::capture_file::reader::Packet;
@@ -48,6 +49,7 @@ pub(super) struct Analysis {
     pauses: Pauses,
     arp_times: Vec<i64>,
     events: Events,
+    fragments: Fragments,
     first_ns: i64,
     last_ns: i64,
 }
@@ -64,6 +66,7 @@ impl Default for Analysis {
             pauses: Pauses::default(),
             arp_times: Vec::new(),
             events: Events::default(),
+            fragments: Fragments::default(),
             first_ns: i64::MAX,
             last_ns: i64::MIN,
         }
@@ -96,6 +99,11 @@ impl Analysis {
                 }
                 self.events.push(ts, EventKind::Arp, None);
             }
+            Frame::Other => {
+                if let Some(f) = wire::ipv4_fragment(p.link_type, p.data) {
+                    self.fragments.add(ts, &f);
+                }
+            }
             _ => {}
         }
     }
@@ -125,8 +133,20 @@ impl Analysis {
             return;
         };
         c.count(ts, &step, p.orig_len, bth.opcode_raw(), &mut self.events);
-        if !r.transport.is_truncated() {
-            add_payload(&mut self.sizes, p, r);
+        let (payload, segment) = if r.transport.is_truncated() {
+            (0, false)
+        } else {
+            let (payload, segment) = payload_of(p, r);
+            self.sizes.add_payload(payload, segment);
+            (payload, segment)
+        };
+        let request_psn = match r.transport.opcode() {
+            Opcode::Op(_, op) if !op.is_response() => Some(bth.psn()),
+            _ => None,
+        };
+        c.volume.add(ts, request_psn, step.psn, payload, segment);
+        if step.cnp {
+            c.volume.cnp(ts);
         }
     }
 
@@ -157,6 +177,9 @@ impl Analysis {
             sizes: self.sizes,
             pauses: self.pauses,
             arp,
+            throughput: Default::default(),
+            fragments: self.fragments,
+            link_speed_gbps: None,
             findings: Vec::new(),
             connections,
             events,
@@ -268,10 +291,10 @@ impl ConnStats {
     }
 }
 
-/// Notes the payload of an untruncated RoCE packet: frame length minus everything before
-/// it, pad and ICRC.
+/// The payload of an untruncated RoCE packet (frame length minus everything before it,
+/// pad and ICRC), and whether it is a First/Middle segment of a message.
 #[inline]
-fn add_payload(sizes: &mut Sizes, p: &Packet<'_>, r: &Roce<'_>) {
+fn payload_of(p: &Packet<'_>, r: &Roce<'_>) -> (u32, bool) {
     let payload = roce_payload_len(p.data, p.orig_len, r);
     let segment = matches!(
         r.transport.opcode(),
@@ -285,7 +308,7 @@ fn add_payload(sizes: &mut Sizes, p: &Packet<'_>, r: &Roce<'_>) {
                 | Operation::ReadResponseMiddle
         )
     );
-    sizes.add_payload(payload, segment);
+    (payload, segment)
 }
 
 /// End of capture (at `last_ns`): open silences and unanswered requests.
