@@ -865,6 +865,11 @@ mod cli {
                 "5MiB to 5GiB",
             ),
             (
+                "post.toml",
+                format!("{}method = \"POST\"\n", s3_table(&rgw, &bucket)),
+                "does not apply to an s3:// `url`",
+            ),
+            (
                 "s3keys.toml",
                 "[upload]\nurl = \"http://127.0.0.1:1/{host}/{file}\"\nregion = \"eu-west-1\"\n"
                     .to_string(),

@@ -216,8 +216,18 @@ impl S3Target {
                 .await
         };
         if let Err(f) = result {
-            if matches!(f, Failure::Refused { .. }) {
-                self.forget_upload(unit, name, &key, save).await;
+            match f {
+                Failure::Refused { .. } => self.forget_upload(unit, name, &key, save).await,
+                // The file went (the spool bound dropped the unit): its upload goes too,
+                // without a state file to save it in.
+                Failure::Gone => {
+                    if let Some(id) = unit.state.multipart.remove(name) {
+                        if let Err(e) = self.bucket.abort(&key, &id).await {
+                            tracing::warn!(key = %key, error = %e, "cannot abort the upload of a dropped capture: the next start does");
+                        }
+                    }
+                }
+                Failure::Transient { .. } => {}
             }
             return Err(f);
         }

@@ -73,6 +73,11 @@ impl Uploader {
     /// name), before anything starts.
     pub fn new(host: String, upload: UploadConfig) -> Result<Uploader, UploadError> {
         let target = if upload.is_s3() {
+            if upload.method == Method::Post {
+                return Err(UploadError::Config(
+                    "`method = \"POST\"` does not apply to an s3:// `url` (each file is its own object): remove it".into(),
+                ));
+            }
             Target::S3(Box::new(S3Target::new(upload)?))
         } else {
             let s3_keys = upload.s3_keys_set();
