@@ -12,7 +12,9 @@ use std::time::Duration;
 use tripcap_triggers::perftest::{
     Breach, Measure, PerftestEvent, PerftestParser, PerftestResult, Thresholds,
 };
-use tripcap_triggers::scan::{count_lines, Chunks};
+mod common;
+
+use common::candidate_lines;
 use tripcap_triggers::{all_packs, evidence, LineMatch, TimeContext, TriggerSet};
 
 fn corpus_dir() -> PathBuf {
@@ -159,30 +161,6 @@ fn no_negative_fires() {
     );
 }
 
-/// Policy (see the `packs` module doc): the built-in packs fire on no
-/// ambiguous line — error propagation (`-> 6`), teardown, non-fatal WARNs,
-/// retries in progress, perftest hints and launcher exit reports all follow or
-/// accompany a line that fires, or are harmless.
-/// The numbers (from 0) of the lines of `log` that the scan of whole chunks of
-/// `chunk` bytes finds, as `tripcap triggers test` reads a log.
-fn candidate_lines(set: &TriggerSet, log: &[u8], chunk: usize) -> Vec<usize> {
-    let mut chunks = Chunks::new(log, chunk);
-    let mut cache = set.scan_cache();
-    let (mut found, mut ranges, mut before) = (Vec::new(), Vec::new(), 0);
-    while let Some(chunk) = chunks.next_chunk().expect("reads") {
-        ranges.clear();
-        set.lines_that_may_fire(chunk, &mut cache, &mut ranges);
-        let mut counted = 0;
-        for r in &ranges {
-            before += count_lines(&chunk[counted..r.start]);
-            counted = r.start;
-            found.push(before);
-        }
-        before += count_lines(&chunk[counted..]);
-    }
-    found
-}
-
 /// `tripcap triggers test` gives `match_line` only the lines the scan of a whole
 /// chunk finds: every corpus line that fires must be one of them (LF or CRLF, any
 /// chunk size), and healthy lines should rarely be (each costs a `match_line`).
@@ -227,6 +205,10 @@ fn the_chunk_scan_finds_every_corpus_line_that_fires() {
     }
 }
 
+/// Policy (see the `packs` module doc): the built-in packs fire on no
+/// ambiguous line — error propagation (`-> 6`), teardown, non-fatal WARNs,
+/// retries in progress, perftest hints and launcher exit reports all follow or
+/// accompany a line that fires, or are harmless.
 #[test]
 fn ambiguous_lines_do_not_fire_by_policy() {
     let rows = load_tsv("ambiguous.tsv");

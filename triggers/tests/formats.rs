@@ -18,7 +18,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tripcap_triggers::formats::{self, Format};
-use tripcap_triggers::scan::{count_lines, Chunks};
+mod common;
+
+use common::candidate_lines;
 use tripcap_triggers::{all_packs, evidence, LineMatch, TimeContext, TriggerSet};
 
 /// Instances per `fail` row.
@@ -596,26 +598,6 @@ fn every_citation_names_a_failure_row_and_every_failure_row_is_cited() {
         uncited.is_empty(),
         "failure rows no pattern cites: {uncited:?}"
     );
-}
-
-/// The numbers (from 0) of the lines of `log` that the scan of whole chunks of
-/// `chunk` bytes finds, as `tripcap triggers test` reads a log.
-fn candidate_lines(set: &TriggerSet, log: &[u8], chunk: usize) -> Vec<usize> {
-    let mut chunks = Chunks::new(log, chunk);
-    let mut cache = set.scan_cache();
-    let (mut found, mut ranges, mut before) = (Vec::new(), Vec::new(), 0);
-    while let Some(chunk) = chunks.next_chunk().expect("reads") {
-        ranges.clear();
-        set.lines_that_may_fire(chunk, &mut cache, &mut ranges);
-        let mut counted = 0;
-        for r in &ranges {
-            before += count_lines(&chunk[counted..r.start]);
-            counted = r.start;
-            found.push(before);
-        }
-        before += count_lines(&chunk[counted..]);
-    }
-    found
 }
 
 /// `tripcap triggers test` hands `match_line` only the lines that the scan of a whole

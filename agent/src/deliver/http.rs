@@ -25,6 +25,7 @@ use super::retry::{classify, Failure, Verdict};
 use super::upload_config::{UploadConfig, UploadError};
 use crate::auth::expand_env;
 use crate::capture_file::media_type;
+use crate::s3::describe;
 
 /// A file of a unit as announced to the endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,25 +314,6 @@ fn identity(cert: &Path, key: &Path) -> Result<reqwest::Identity, UploadError> {
             describe(e)
         ))
     })
-}
-
-/// One line from a reqwest error, without its URL.
-fn describe(e: reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "cannot connect"
-    } else {
-        "request failed"
-    };
-    let e = e.without_url();
-    let mut msg = format!("{kind}: {e}");
-    let mut src = std::error::Error::source(&e);
-    while let Some(s) = src {
-        msg.push_str(&format!(": {s}"));
-        src = s.source();
-    }
-    msg.replace('\n', " ")
 }
 
 /// A URL (or URL template) fit for logs: no user info, no query (presigned

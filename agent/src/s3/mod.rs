@@ -521,25 +521,31 @@ fn one_line(text: &str) -> String {
         .to_string()
 }
 
+/// One line from a reqwest error, without its URL (signed URLs carry
+/// their signature; presigned ones are secrets).
+pub fn describe(e: reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "cannot connect"
+    } else {
+        "request failed"
+    };
+    let e = e.without_url();
+    let mut msg = format!("{kind}: {e}");
+    let mut src = std::error::Error::source(&e);
+    while let Some(s) = src {
+        msg.push_str(&format!(": {s}"));
+        src = s.source();
+    }
+    msg.replace('\n', " ")
+}
+
 /// Send, turning a transport failure into one line without the (signed) URL.
 async fn send(req: reqwest::RequestBuilder) -> Result<reqwest::Response, S3Error> {
-    req.send().await.map_err(|e| {
-        let kind = if e.is_timeout() {
-            "timed out"
-        } else if e.is_connect() {
-            "cannot connect to the store"
-        } else {
-            "request failed"
-        };
-        let e = e.without_url();
-        let mut msg = format!("{kind}: {e}");
-        let mut src = std::error::Error::source(&e);
-        while let Some(s) = src {
-            msg.push_str(&format!(": {s}"));
-            src = s.source();
-        }
-        S3Error::Transport(one_line(&msg))
-    })
+    req.send()
+        .await
+        .map_err(|e| S3Error::Transport(one_line(&describe(e))))
 }
 
 /// A 2xx response as is; anything else as [`S3Error::Status`] with the
