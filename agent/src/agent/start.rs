@@ -483,6 +483,7 @@ impl Starting {
                 reports: config.output.reports,
                 sysfs_root: Some(config.output.sysfs_root.clone()),
                 fleet: book.map(|b| b as Arc<dyn crate::window::FleetParticipants>),
+                baseline: None,
             },
             done: done_tx,
             tasks: self.tasks.clone(),

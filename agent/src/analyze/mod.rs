@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 use crate::capture_file::reader::{self, Reader};
 
+pub mod baseline;
 pub mod connections;
 pub mod context;
 pub mod finding;

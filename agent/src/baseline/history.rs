@@ -8,7 +8,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::summary::Summary;
+use crate::analyze::baseline::Summary;
 use crate::private_file::write_private_atomically;
 
 /// Nanoseconds in a segment.

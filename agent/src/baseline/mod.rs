@@ -1,31 +1,22 @@
-//! The baseline: what this host's traffic normally looks like, so that a
-//! capture can say which of its numbers are unusual (issue 14, part 1).
+//! The agent's baseline: what this host's traffic normally looks like, kept
+//! on disk while the agent runs, so that a capture can say which of its
+//! numbers are unusual (issue 14, part 1). The summaries and profiles
+//! themselves are analysis ([`crate::analyze::baseline`]); this module keeps
+//! them:
 //!
-//! - [`summary`]: one interval per interface and traffic class (DSCP) as a
-//!   [`Summary`] of rates, sizes, queue pairs, congestion and loss signals,
-//!   PFC pauses and ACK latency, made from packets by the pure [`Summarizer`];
 //! - [`history`]: the rolling history of summaries on disk, bounded by size
-//!   and age, written atomically, a corrupt segment set aside;
-//! - [`profile`]: the band (median, p99) of every metric over a history, and
-//!   a window's metrics that left it, worst first.
-//!
-//! Not wired into the agent yet: the summarising thread on the ring, the
-//! `baseline` commands, the comparison in reports and the `deviation`
-//! trigger are the issue's next steps.
+//!   and age, written atomically, a corrupt segment set aside.
 
 pub mod history;
-pub mod profile;
-pub mod summary;
 
 pub use history::History;
-pub use profile::{Band, Deviation, Profile};
-pub use summary::{Summarizer, Summary};
 
 #[cfg(test)]
 mod tests {
     use std::net::Ipv4Addr;
 
     use super::*;
+    use crate::analyze::baseline::{Profile, Summarizer, Summary};
     use crate::traffic::{frame, Flow, Generator};
     use crate::wire::linktype;
 

@@ -221,6 +221,8 @@ pub struct WindowOptions {
     pub sysfs_root: Option<PathBuf>,
     /// Who took part in a fleet incident, asked when a window tied to one closes.
     pub fleet: Option<Arc<dyn FleetParticipants>>,
+    /// The host's baseline, which the report compares the capture with (issue 14).
+    pub baseline: Option<crate::analyze::baseline::SharedProfile>,
 }
 
 /// Tells a closing window who took part in its fleet incident (the agent's

@@ -3,6 +3,7 @@
 //! window's metrics stand against it ([`Profile::compare`]). Pure.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +116,25 @@ impl Profile {
         }
         out.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
         out
+    }
+}
+
+/// The host's current profile, shared between the agent's baseline thread
+/// (which replaces it as intervals close) and the windows that compare their
+/// captures with it. Empty until the baseline has a first interval.
+#[derive(Debug, Clone, Default)]
+pub struct SharedProfile(Arc<RwLock<Option<Arc<Profile>>>>);
+
+impl SharedProfile {
+    /// Replaces the profile.
+    pub fn set(&self, profile: Profile) {
+        let mut slot = self.0.write().unwrap_or_else(|e| e.into_inner());
+        *slot = Some(Arc::new(profile));
+    }
+
+    /// The profile now, if there is one.
+    pub fn get(&self) -> Option<Arc<Profile>> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
