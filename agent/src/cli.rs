@@ -65,9 +65,64 @@ pub enum Command {
     /// Is this node ready to record? Checks config, interfaces, a loopback burst
     /// through the whole path, output, logs, upload and memory; exits 0 when ready.
     Selftest(SelftestArgs),
+    /// Show or export the baseline: what this host's traffic normally looks like,
+    /// kept by the agent (`[baseline]`).
+    Baseline(BaselineArgs),
     /// Write a Wireshark configuration profile named `tripcap`: RoCE columns,
     /// colouring rules, I/O graphs and decode-as entries.
     WiresharkProfile(WiresharkProfileArgs),
+}
+
+/// `tripcap baseline`.
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: BaselineCommand,
+}
+
+/// `tripcap baseline …` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Print the profile: median and p99 of every metric, per interface and traffic class.
+    Show(BaselineShowArgs),
+    /// Write the profile as JSON to FILE (for `tripcap analyze --baseline FILE`).
+    Export(BaselineExportArgs),
+}
+
+/// Where the baseline is and how far back to read it.
+#[derive(Debug, Args, Clone)]
+pub struct BaselineFrom {
+    /// The agent's configuration: its `[baseline] dir`, else `<output.dir>/baseline`.
+    #[arg(short = 'c', long, conflicts_with = "dir")]
+    pub config: Option<PathBuf>,
+    /// The history directory itself (default: /var/lib/tripcap/baseline).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Only intervals from this long ago (e.g. 24h); default: all the history keeps.
+    #[arg(long, value_parser = crate::units::parse_duration)]
+    pub since: Option<Duration>,
+}
+
+/// `tripcap baseline show`.
+#[derive(Debug, Args)]
+pub struct BaselineShowArgs {
+    /// Where the baseline is.
+    #[command(flatten)]
+    pub from: BaselineFrom,
+    /// Print the profile as JSON (what `export` writes).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tripcap baseline export`.
+#[derive(Debug, Args)]
+pub struct BaselineExportArgs {
+    /// File to write (0600).
+    pub file: PathBuf,
+    /// Where the baseline is.
+    #[command(flatten)]
+    pub from: BaselineFrom,
 }
 
 /// `tripcap wireshark-profile`.

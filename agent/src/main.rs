@@ -100,6 +100,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Selftest(args) => selftest(args),
         Command::WiresharkProfile(args) => wireshark_profile(args),
+        Command::Baseline(args) => baseline(args),
         Command::Generate(args) => {
             let file = std::fs::File::create(&args.out)
                 .with_context(|| format!("cannot create `{}`", args.out.display()))?;
@@ -162,6 +163,49 @@ fn triggers(args: tripcap::cli::TriggersArgs) -> anyhow::Result<ExitCode> {
         }
     }
     std::io::Write::flush(&mut out).context("cannot write to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn baseline(args: tripcap::cli::BaselineArgs) -> anyhow::Result<ExitCode> {
+    use tripcap::baseline::show;
+    use tripcap::cli::BaselineCommand;
+    let from = match &args.command {
+        BaselineCommand::Show(a) => &a.from,
+        BaselineCommand::Export(a) => &a.from,
+    };
+    let config = match &from.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let dir = from
+        .dir
+        .clone()
+        .unwrap_or_else(|| config.baseline.dir(&config.output.dir));
+    let back = from.since.unwrap_or(config.baseline.keep);
+    let since =
+        tripcap::clock::now_ns().saturating_sub(i64::try_from(back.as_nanos()).unwrap_or(i64::MAX));
+    let profile = show::load_profile(&dir, since)?;
+    let mut out = std::io::stdout().lock();
+    match &args.command {
+        BaselineCommand::Show(a) if a.json => {
+            serde_json::to_writer_pretty(&mut out, &profile).context("cannot write to stdout")?;
+            writeln!(out).context("cannot write to stdout")?;
+        }
+        BaselineCommand::Show(_) => {
+            write!(out, "{}", show::render(&profile, &dir)).context("cannot write to stdout")?
+        }
+        BaselineCommand::Export(a) => {
+            show::export(&profile, &a.file)?;
+            let n = profile.bands.values().map(|b| b.samples).max().unwrap_or(0);
+            writeln!(
+                out,
+                "wrote {}: the baseline of {} ({n} intervals at most per class); `tripcap analyze CAPTURE --baseline {0}` compares a capture with it",
+                a.file.display(),
+                dir.display()
+            )
+            .context("cannot write to stdout")?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,6 +15,7 @@
 //! | `nak_rate` | ≥ `count` NAKs (any syndrome, RNR included) within `within` | `count` (10), `within` (1s) |
 //! | `cnp_rate` | ≥ `count` CNPs within `within` | `count` (1000), `within` (1s) |
 //! | `pfc_storm` | ≥ `count` PFC/PAUSE XOFF frames within `within` | `count` (100), `within` (1s) |
+//! | `deviation` | a baseline metric (per second, per interface and traffic class) stays above `factor` × its band (the larger of the baseline's median and p99) for `for`; only once the baseline is `min_age` old. Watched by the baseline's thread (`crate::baseline`), not here | `metric` (required, e.g. `cnp_per_s`), `factor` (2), `for` (10s), `min_age` (1h) |
 //!
 //! Configured as `[[packet_trigger]]` tables beside `[[trigger]]`:
 //!
@@ -69,6 +70,8 @@ pub enum PacketTriggerKind {
     CnpRate,
     /// ≥ `count` PFC/PAUSE XOFF frames within `within`.
     PfcStorm,
+    /// A baseline metric above its band for a while (see `crate::baseline`).
+    Deviation,
 }
 
 impl PacketTriggerKind {
@@ -80,6 +83,7 @@ impl PacketTriggerKind {
             PacketTriggerKind::NakRate => "nak_rate",
             PacketTriggerKind::CnpRate => "cnp_rate",
             PacketTriggerKind::PfcStorm => "pfc_storm",
+            PacketTriggerKind::Deviation => "deviation",
         }
     }
 
@@ -90,6 +94,7 @@ impl PacketTriggerKind {
             PacketTriggerKind::NakRate => 10,
             PacketTriggerKind::CnpRate => 1000,
             PacketTriggerKind::PfcStorm => 100,
+            PacketTriggerKind::Deviation => 1,
         }
     }
 }
@@ -97,7 +102,7 @@ impl PacketTriggerKind {
 /// One `[[packet_trigger]]` table. `N` is the name's type: `String`, or, while a
 /// config file is read, `toml::Spanned<String>` so that an error about the name can
 /// point at it (then [`PacketTriggerDef::map_name`] makes it a `String`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PacketTriggerDef<N = String> {
     /// Trigger name (in file names and sidecars).
@@ -113,6 +118,18 @@ pub struct PacketTriggerDef<N = String> {
     /// Rate kinds: within this long (default 1 s).
     #[serde(default, deserialize_with = "opt_duration")]
     pub within: Option<Duration>,
+    /// `deviation`: the baseline metric watched (`cnp_per_s`, `pfc_frames_per_s`, …).
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// `deviation`: how far above its band the metric must be (default 2).
+    #[serde(default)]
+    pub factor: Option<f64>,
+    /// `deviation`: how long it must stay there (default 10 s).
+    #[serde(default, rename = "for", deserialize_with = "opt_duration")]
+    pub sustain: Option<Duration>,
+    /// `deviation`: how old the baseline must be before the trigger can fire (default 1 h).
+    #[serde(default, deserialize_with = "opt_duration")]
+    pub min_age: Option<Duration>,
     /// Time kept before (default as log triggers).
     #[serde(default, deserialize_with = "opt_duration")]
     pub pre: Option<Duration>,
@@ -140,6 +157,10 @@ impl<N> PacketTriggerDef<N> {
             silent: self.silent,
             count: self.count,
             within: self.within,
+            metric: self.metric,
+            factor: self.factor,
+            sustain: self.sustain,
+            min_age: self.min_age,
             pre: self.pre,
             post: self.post,
             cooldown: self.cooldown,
@@ -156,6 +177,10 @@ impl PacketTriggerDef {
             silent: None,
             count: None,
             within: None,
+            metric: None,
+            factor: None,
+            sustain: None,
+            min_age: None,
             pre: None,
             post: None,
             cooldown: None,
@@ -173,6 +198,19 @@ impl PacketTriggerDef {
     /// `within` with its default.
     pub fn within(&self) -> Duration {
         self.within.unwrap_or(Duration::from_secs(1))
+    }
+
+    /// `factor` with its default.
+    pub fn factor(&self) -> f64 {
+        self.factor.unwrap_or(2.0)
+    }
+    /// `for` with its default.
+    pub fn sustain(&self) -> Duration {
+        self.sustain.unwrap_or(Duration::from_secs(10))
+    }
+    /// `min_age` with its default.
+    pub fn min_age(&self) -> Duration {
+        self.min_age.unwrap_or(Duration::from_secs(3600))
     }
 
     /// What the recorder needs: class is the kind's name.
@@ -293,6 +331,8 @@ impl Detector {
                 PacketTriggerKind::NakRate => d.nak.push(rate(def)),
                 PacketTriggerKind::CnpRate => d.cnp.push(rate(def)),
                 PacketTriggerKind::PfcStorm => d.pfc.push(rate(def)),
+                // Watched on the baseline's summaries (`crate::baseline`).
+                PacketTriggerKind::Deviation => {}
             }
         }
         d
@@ -443,14 +483,15 @@ pub fn spawn(
 /// sealed blocks (blocks arrive in order per interface); the ring's low
 /// watermark is a floor under all of them (an idle interface raises it).
 #[derive(Debug)]
-struct DetectorClock {
+pub struct DetectorClock {
     delivered: Vec<i64>,
     low_watermark: i64,
     now: i64,
 }
 
 impl DetectorClock {
-    fn new(interfaces: usize) -> DetectorClock {
+    /// A clock for `interfaces` ring interfaces.
+    pub fn new(interfaces: usize) -> DetectorClock {
         DetectorClock {
             delivered: vec![i64::MIN; interfaces.max(1)],
             low_watermark: i64::MIN,
@@ -459,7 +500,7 @@ impl DetectorClock {
     }
 
     /// Interface `iface` delivered packets up to `ts`; the new "now" if it moved.
-    fn delivered(&mut self, iface: usize, ts: i64) -> Option<i64> {
+    pub fn delivered(&mut self, iface: usize, ts: i64) -> Option<i64> {
         if let Some(d) = self.delivered.get_mut(iface) {
             *d = (*d).max(ts);
         }
@@ -467,7 +508,7 @@ impl DetectorClock {
     }
 
     /// The ring's low watermark rose to `w`; the new "now" if it moved.
-    fn watermark(&mut self, w: i64) -> Option<i64> {
+    pub fn watermark(&mut self, w: i64) -> Option<i64> {
         self.low_watermark = self.low_watermark.max(w);
         self.tick()
     }
@@ -510,18 +551,23 @@ fn run(
         if let Some(now) = now {
             detector.advance(now, &mut out);
         }
-        for f in out.drain(..) {
-            let name = recorder
-                .spec(f.trigger)
-                .map(|s| s.name.clone())
-                .unwrap_or_default();
-            match recorder.fire(f) {
-                Ok(outcome) => {
-                    tracing::info!(trigger = %name, outcome = ?outcome, "packet trigger fired")
-                }
-                Err(e) => {
-                    tracing::error!(trigger = %name, error = %e, "packet trigger fired but no capture could be opened")
-                }
+        fire_all(recorder, &mut out);
+    }
+}
+
+/// Hands `out`'s firings to the recorder (emptying it), logging each outcome.
+pub fn fire_all(recorder: &Recorder, out: &mut Vec<Firing>) {
+    for f in out.drain(..) {
+        let name = recorder
+            .spec(f.trigger)
+            .map(|s| s.name.clone())
+            .unwrap_or_default();
+        match recorder.fire(f) {
+            Ok(outcome) => {
+                tracing::info!(trigger = %name, outcome = ?outcome, "packet trigger fired")
+            }
+            Err(e) => {
+                tracing::error!(trigger = %name, error = %e, "packet trigger fired but no capture could be opened")
             }
         }
     }

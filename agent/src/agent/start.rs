@@ -284,6 +284,23 @@ impl Starting {
         let ring = self.ring(&config, max_age, &opened)?;
         let book = fleet_job.as_ref().map(crate::fleet::FleetBook::new);
         let (opened_tx, opened_rx) = unbounded_channel();
+        let (deviations, packet): (Vec<_>, Vec<_>) = reg
+            .packet
+            .into_iter()
+            .partition(|(_, d)| d.kind == crate::packet_triggers::PacketTriggerKind::Deviation);
+        // The baseline: kept on disk while capturing live; a replay (old
+        // traffic, often another host's) only feeds its deviation triggers.
+        let baseline = (config.baseline.enabled && (!replaying || !deviations.is_empty()))
+            .then(crate::analyze::baseline::SharedProfile::default);
+        let history = match (&baseline, replaying) {
+            (Some(_), false) => Some(config.baseline.open(&config.output.dir).map_err(|e| {
+                AgentError::Output {
+                    path: config.baseline.dir(&config.output.dir).display().to_string(),
+                    message: format!("cannot keep the baseline history there ({e}): set `[baseline] dir` to a writable directory, or `enabled = false`"),
+                }
+            })?),
+            _ => None,
+        };
         let (recorder, done) = self.recorder(
             &config,
             host.clone(),
@@ -291,6 +308,7 @@ impl Starting {
             &ring,
             &opened,
             book.as_ref().map(|b| (Arc::clone(b), opened_tx)),
+            baseline.clone(),
         );
 
         // Replays wait for their uploads before the run ends, unless interrupted.
@@ -313,12 +331,28 @@ impl Starting {
             ));
         }
         // Packet triggers see every block sealed from now on: before the sources.
-        if !reg.packet.is_empty() {
+        if !packet.is_empty() {
             crate::packet_triggers::spawn(
                 &ring,
                 Arc::clone(&opened.interfaces),
                 Arc::clone(&recorder),
-                reg.packet,
+                packet,
+                &tasks,
+            )
+            .map_err(AgentError::Thread)?;
+        }
+        if let Some(profile) = baseline {
+            crate::baseline::keeper::spawn(
+                crate::baseline::keeper::KeeperParts {
+                    ring: Arc::clone(&ring),
+                    interfaces: Arc::clone(&opened.interfaces),
+                    recorder: Arc::clone(&recorder),
+                    history,
+                    interval: config.baseline.interval,
+                    keep: config.baseline.keep,
+                    profile,
+                    deviations,
+                },
                 &tasks,
             )
             .map_err(AgentError::Thread)?;
@@ -469,6 +503,7 @@ impl Starting {
             Arc<crate::fleet::FleetBook>,
             UnboundedSender<crate::recorder::Opened>,
         )>,
+        baseline: Option<crate::analyze::baseline::SharedProfile>,
     ) -> (Arc<Recorder>, UnboundedReceiver<CaptureOutcome>) {
         let (done_tx, done_rx) = unbounded_channel();
         let (book, announce) = fleet.unzip();
@@ -483,7 +518,7 @@ impl Starting {
                 reports: config.output.reports,
                 sysfs_root: Some(config.output.sysfs_root.clone()),
                 fleet: book.map(|b| b as Arc<dyn crate::window::FleetParticipants>),
-                baseline: None,
+                baseline,
             },
             done: done_tx,
             tasks: self.tasks.clone(),

@@ -5,11 +5,74 @@
 //! them:
 //!
 //! - [`history`]: the rolling history of summaries on disk, bounded by size
-//!   and age, written atomically, a corrupt segment set aside.
+//!   and age, written atomically, a corrupt segment set aside;
+//! - [`keeper`]: the thread that summarises the ring, appends to the history
+//!   and publishes the profile windows compare with;
+//! - [`deviation`]: the `deviation` packet trigger (pure);
+//! - [`show`]: `tripcap baseline show` and `export`.
+//!
+//! Configured by `[baseline]` ([`BaselineConfig`]):
+//!
+//! ```toml
+//! [baseline]
+//! enabled = true          # default
+//! interval = "1m"         # one summary per interface and class per interval
+//! max_bytes = "64MiB"     # history bound on disk
+//! keep = "7d"             # and in time
+//! dir = "/var/lib/tripcap/baseline"   # default: <output.dir>/baseline
+//! ```
 
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub mod deviation;
 pub mod history;
+pub mod keeper;
+pub mod show;
 
 pub use history::History;
+
+/// `[baseline]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaselineConfig {
+    /// Keep a baseline at all.
+    pub enabled: bool,
+    /// Summary interval.
+    pub interval: Duration,
+    /// Bound of the history on disk.
+    pub max_bytes: u64,
+    /// How long summaries are kept.
+    pub keep: Duration,
+    /// History directory (default: `<output.dir>/baseline`).
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for BaselineConfig {
+    fn default() -> BaselineConfig {
+        BaselineConfig {
+            enabled: true,
+            interval: Duration::from_secs(60),
+            max_bytes: 64 << 20,
+            keep: Duration::from_secs(7 * 24 * 3600),
+            dir: None,
+        }
+    }
+}
+
+impl BaselineConfig {
+    /// The history directory, given the output directory.
+    pub fn dir(&self, output_dir: &Path) -> PathBuf {
+        self.dir
+            .clone()
+            .unwrap_or_else(|| output_dir.join("baseline"))
+    }
+
+    /// The history, opened (its directory created 0700).
+    pub fn open(&self, output_dir: &Path) -> std::io::Result<History> {
+        let keep = i64::try_from(self.keep.as_nanos()).unwrap_or(i64::MAX);
+        History::open(&self.dir(output_dir), self.max_bytes, keep)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -65,6 +128,17 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn every_metric_a_summary_gives_is_one_a_trigger_may_name() {
+        let s = Summary {
+            packets: 1,
+            ack_us: Some([1.0, 2.0]),
+            ..Summary::default()
+        };
+        let names: Vec<&str> = s.metrics().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, crate::analyze::baseline::summary::METRICS);
     }
 
     #[test]

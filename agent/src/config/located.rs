@@ -43,6 +43,19 @@ pub(super) struct RawConfig {
     pub upload: Option<crate::deliver::UploadConfig>,
     pub api: Option<crate::api::ApiConfig>,
     pub fleet: Option<crate::fleet::FleetConfig>,
+    #[serde(default)]
+    pub baseline: RawBaseline,
+}
+
+/// `[baseline]`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBaseline {
+    pub enabled: Option<bool>,
+    pub interval: Option<Spanned<NumOrText>>,
+    pub max_bytes: Option<Spanned<NumOrText>>,
+    pub keep: Option<Spanned<NumOrText>>,
+    pub dir: Option<String>,
 }
 
 /// `[perftest]`.

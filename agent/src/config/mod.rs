@@ -107,6 +107,8 @@ pub struct Config {
     pub api: Option<crate::api::ApiConfig>,
     /// `[fleet]`: incidents shared across a job's nodes over NATS, when set.
     pub fleet: Option<crate::fleet::FleetConfig>,
+    /// `[baseline]`: the history of healthy traffic the agent keeps.
+    pub baseline: crate::baseline::BaselineConfig,
     /// `host`: the host name in incident ids, file names and uploads (default: the system's).
     pub host: Option<String>,
     /// (log trigger, pattern index) → where the pattern is.
@@ -158,6 +160,7 @@ impl Default for Config {
             upload: None,
             api: None,
             fleet: None,
+            baseline: Default::default(),
             host: None,
             origins: HashMap::new(),
             unless_origins: HashMap::new(),

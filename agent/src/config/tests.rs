@@ -314,3 +314,64 @@ fn fleet_takes_one_url_or_a_list_and_flags_win() {
     );
     assert_eq!(c.host.as_deref(), Some("n2"));
 }
+
+#[test]
+fn baseline_section_and_deviation_triggers_are_checked_where_written() {
+    let c = Config::parse(
+        "t.toml",
+        r#"
+[output]
+dir = "/tmp/out"
+[baseline]
+interval = "30s"
+max_bytes = "1MiB"
+keep = "2d"
+[[packet_trigger]]
+name = "cnp-jump"
+kind = "deviation"
+metric = "cnp_per_s"
+factor = 3.0
+for = "20s"
+min_age = "2h"
+"#,
+    )
+    .expect("parses");
+    assert!(c.baseline.enabled);
+    assert_eq!(c.baseline.interval, Duration::from_secs(30));
+    assert_eq!(c.baseline.max_bytes, 1 << 20);
+    assert_eq!(c.baseline.keep, Duration::from_secs(2 * 86_400));
+    assert_eq!(
+        c.baseline.dir(&c.output.dir),
+        Path::new("/tmp/out/baseline")
+    );
+    let d = &c.packet_triggers[0];
+    assert_eq!(
+        (d.factor(), d.sustain(), d.min_age()),
+        (3.0, Duration::from_secs(20), Duration::from_secs(7200))
+    );
+    assert_eq!(Config::default().baseline.interval, Duration::from_secs(60));
+
+    assert_eq!(
+        err("[baseline]\ninterval = \"10ms\"\n"),
+        "t.toml:2:12: `interval` must be at least 1s (1m is the default)"
+    );
+    assert_eq!(
+        err("[baseline]\nkeep = \"7\"\n"),
+        "t.toml:2:8: `keep`: \"7\" has no unit: write \"7s\" (or \"7ms\", \"7m\")"
+    );
+    let unknown =
+        err("[[packet_trigger]]\nname = \"d\"\nkind = \"deviation\"\nmetric = \"cnps\"\n");
+    assert!(
+        unknown.starts_with(
+            "t.toml:2:8: deviation trigger `d`: unknown metric `cnps`: use one of packets_per_s,"
+        ),
+        "{unknown}"
+    );
+    let missing = err("[[packet_trigger]]\nname = \"d\"\nkind = \"deviation\"\n");
+    assert!(
+        missing.starts_with("t.toml:2:8: deviation trigger `d` has no `metric`"),
+        "{missing}"
+    );
+    let off = err("[baseline]\nenabled = false\n[[packet_trigger]]\nname = \"d\"\nkind = \"deviation\"\nmetric = \"cnp_per_s\"\n");
+    assert!(off.contains("needs the baseline"), "{off}");
+}

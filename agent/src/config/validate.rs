@@ -9,7 +9,8 @@ use toml::Spanned;
 use tripcap_triggers::perftest::Thresholds;
 use tripcap_triggers::{TriggerDef, TriggerSet};
 
-use super::located::{type_name, RawCapture, RawConfig, RawLogs, RawOutput, RawPerftest};
+use super::located::RawPerftest;
+use super::located::{type_name, RawBaseline, RawCapture, RawConfig, RawLogs, RawOutput};
 use super::located::{RawRing, RawTrigger, Reader};
 use super::{apply_window_flags, Config, Error, ErrorKind, Location};
 use crate::matcher::PERFTEST_THRESHOLD_TRIGGER;
@@ -49,6 +50,7 @@ impl Config {
         c.upload = raw.upload;
         c.api = raw.api;
         c.fleet = raw.fleet;
+        c.baseline_section(r, raw.baseline)?;
         if let Some(h) = raw.host {
             if !valid_host(h.get_ref()) {
                 return r.invalid(
@@ -127,6 +129,41 @@ impl Config {
         }
         if let Some(w) = &raw.max_window {
             self.output.max_window = r.duration(w, "max_window")?;
+        }
+        Ok(())
+    }
+
+    fn baseline_section(&mut self, r: &Reader<'_>, raw: RawBaseline) -> Result<(), Error> {
+        let b = &mut self.baseline;
+        if let Some(e) = raw.enabled {
+            b.enabled = e;
+        }
+        if let Some(d) = raw.dir {
+            b.dir = Some(PathBuf::from(d));
+        }
+        if let Some(v) = &raw.interval {
+            b.interval = r.duration(v, "interval")?;
+            if b.interval < std::time::Duration::from_secs(1) {
+                return r.value_err(
+                    v.span(),
+                    "`interval` must be at least 1s (1m is the default)".into(),
+                );
+            }
+        }
+        if let Some(v) = &raw.max_bytes {
+            b.max_bytes = r.size(v, "max_bytes")?;
+            if b.max_bytes < 64 << 10 {
+                return r.value_err(v.span(), "`max_bytes` must be at least 64KiB".into());
+            }
+        }
+        if let Some(v) = &raw.keep {
+            b.keep = r.duration(v, "keep")?;
+            if b.keep < b.interval {
+                return r.value_err(
+                    v.span(),
+                    "`keep` must be at least one `interval` (7d is the default)".into(),
+                );
+            }
         }
         Ok(())
     }
@@ -288,6 +325,9 @@ impl Config {
                     "give each `[[packet_trigger]]` its own name",
                 );
             }
+            if t.kind == crate::packet_triggers::PacketTriggerKind::Deviation {
+                self.check_deviation(t, &invalid)?;
+            }
             if set.defs().iter().any(|d| d.name == name) {
                 let owner = self.log_trigger_owner(name, pack_of);
                 return invalid(
@@ -296,6 +336,48 @@ impl Config {
                 );
             }
             seen.insert(name, i);
+        }
+        Ok(())
+    }
+
+    /// A `deviation` trigger names a metric the baseline keeps, a factor, and
+    /// needs the baseline on.
+    fn check_deviation(
+        &self,
+        t: &crate::packet_triggers::PacketTriggerDef,
+        invalid: &dyn Fn(String, &str) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let metrics = crate::analyze::baseline::summary::METRICS;
+        let name = &t.name;
+        match t.metric.as_deref() {
+            None => {
+                return invalid(
+                    format!("deviation trigger `{name}` has no `metric`"),
+                    &format!(
+                        "add `metric = \"cnp_per_s\"` (one of {})",
+                        metrics.join(", ")
+                    ),
+                )
+            }
+            Some(m) if !metrics.contains(&m) => {
+                return invalid(
+                    format!("deviation trigger `{name}`: unknown metric `{m}`"),
+                    &format!("use one of {}", metrics.join(", ")),
+                )
+            }
+            Some(_) => {}
+        }
+        if t.factor.is_some_and(|f| !(f.is_finite() && f > 0.0)) {
+            return invalid(
+                format!("deviation trigger `{name}`: `factor` must be above 0"),
+                "use e.g. `factor = 2.0` (above twice the band)",
+            );
+        }
+        if !self.baseline.enabled {
+            return invalid(
+                format!("deviation trigger `{name}` needs the baseline, and `[baseline] enabled = false`"),
+                "remove `enabled = false` from `[baseline]`, or the trigger",
+            );
         }
         Ok(())
     }

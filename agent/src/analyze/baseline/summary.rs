@@ -20,6 +20,25 @@ pub const NO_CLASS: u8 = 255;
 /// Connections tracked per interface while summarising.
 const TRACKED: usize = 4096;
 
+/// The names [`Summary::metrics`] may give, in its order.
+pub const METRICS: &[&str] = &[
+    "packets_per_s",
+    "bits_per_s",
+    "qps",
+    "cnp_per_s",
+    "ecn_ce_per_s",
+    "nak_seq_per_s",
+    "nak_rnr_per_s",
+    "nak_other_per_s",
+    "go_back_n_per_s",
+    "duplicates_per_s",
+    "pfc_frames_per_s",
+    "arp_per_s",
+    "small_frame_share",
+    "ack_p50_us",
+    "ack_p99_us",
+];
+
 /// One interval on one interface in one traffic class (DSCP).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {

@@ -1,0 +1,185 @@
+//! The baseline's thread: it reads every sealed ring block (off the capture
+//! thread, as the packet triggers do), summarises each interval per interface
+//! and traffic class, appends the summaries to the [`History`] on disk, keeps
+//! the host's [`Profile`] current for the windows that compare their captures
+//! with it, and watches the `deviation` triggers on one-second summaries.
+//!
+//! Time is the capture clock ([`DetectorClock`]): an interval closes when
+//! every interface has delivered its packets past its end. The interval open
+//! when the agent stops is not kept (it is partial, and its rates would read
+//! low).
+
+use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::deviation::Watch;
+use super::history::History;
+use crate::analyze::baseline::{Profile, SharedProfile, Summarizer, Summary};
+use crate::capture::InterfaceInfo;
+use crate::packet_triggers::{fire_all, DetectorClock, PacketTriggerDef};
+use crate::recorder::{Recorder, TriggerId};
+use crate::ring::{Ring, RingEvent, WATERMARK_END};
+use crate::tasks::Tasks;
+use crate::wire;
+
+/// Summaries kept in memory for the profile (a week of minutes on a few
+/// classes); the history on disk has its own bound.
+const MAX_KEPT: usize = 50_000;
+
+/// What the thread needs.
+pub struct KeeperParts {
+    /// The ring to read.
+    pub ring: Arc<Ring>,
+    /// Its interfaces, in ring order (names key the summaries).
+    pub interfaces: Arc<Vec<InterfaceInfo>>,
+    /// Where `deviation` firings go.
+    pub recorder: Arc<Recorder>,
+    /// The history on disk (`None`: kept in memory only, for a replay).
+    pub history: Option<History>,
+    /// Summary interval.
+    pub interval: Duration,
+    /// How far back the profile reaches.
+    pub keep: Duration,
+    /// Where the current profile is published.
+    pub profile: SharedProfile,
+    /// The `deviation` triggers, with their ids in the recorder.
+    pub deviations: Vec<(TriggerId, PacketTriggerDef)>,
+}
+
+fn nanos(d: Duration) -> i64 {
+    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
+}
+
+/// Starts the baseline thread, tracked by `tasks`. It loads the history kept
+/// so far (so a restarted agent compares against the days before), then
+/// follows the ring until its watermark reaches the end.
+pub fn spawn(parts: KeeperParts, tasks: &Tasks) -> std::io::Result<()> {
+    let (tx, rx) = mpsc::channel();
+    parts.ring.subscribe(i64::MAX, tx);
+    tasks.thread("baseline", move || run(rx, parts))
+}
+
+struct State {
+    kept: VecDeque<Summary>,
+    keep_ns: i64,
+    history: Option<History>,
+    shared: SharedProfile,
+    profile: Option<Arc<Profile>>,
+    write_failed: bool,
+}
+
+impl State {
+    /// Keep `closed` (on disk and in memory) and publish the new profile.
+    fn closed(&mut self, closed: Vec<Summary>, now: i64) {
+        if closed.is_empty() {
+            return;
+        }
+        if let Some(h) = &self.history {
+            match h.append(&closed, now) {
+                Ok(()) => self.write_failed = false,
+                Err(e) if !self.write_failed => {
+                    self.write_failed = true;
+                    tracing::warn!(dir = %h.dir().display(), error = %e, "cannot write the baseline history (kept in memory; retried each interval)");
+                }
+                Err(_) => {}
+            }
+        }
+        self.kept.extend(closed);
+        let oldest = now.saturating_sub(self.keep_ns);
+        while self
+            .kept
+            .front()
+            .is_some_and(|s| s.start_ns < oldest || self.kept.len() > MAX_KEPT)
+        {
+            self.kept.pop_front();
+        }
+        self.publish();
+    }
+
+    fn publish(&mut self) {
+        if self.kept.is_empty() {
+            return;
+        }
+        let profile = Profile::of(self.kept.make_contiguous());
+        self.shared.set(profile);
+        self.profile = self.shared.get();
+    }
+}
+
+fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
+    let KeeperParts {
+        interfaces,
+        recorder,
+        history,
+        interval,
+        keep,
+        profile: shared,
+        deviations,
+        ..
+    } = parts;
+    let keep_ns = nanos(keep);
+    let since = crate::clock::now_ns().saturating_sub(keep_ns);
+    let kept = match history.as_ref().map(|h| (h, h.load(since))) {
+        None => Vec::new(),
+        Some((_, Ok(v))) => v,
+        Some((h, Err(e))) => {
+            tracing::warn!(dir = %h.dir().display(), error = %e, "cannot read the baseline history: starting a new one");
+            Vec::new()
+        }
+    };
+    let mut state = State {
+        kept: kept.into_iter().collect(),
+        keep_ns,
+        history,
+        shared,
+        profile: None,
+        write_failed: false,
+    };
+    state.publish();
+
+    let names: Vec<(String, u32)> = interfaces
+        .iter()
+        .map(|i| (i.desc.name.clone(), u32::from(i.desc.linktype)))
+        .collect();
+    let mut coarse = Summarizer::new(nanos(interval));
+    let mut watch = Watch::new(deviations);
+    let mut fine = (!watch.is_empty()).then(|| Summarizer::new(1_000_000_000));
+    let mut clock = DetectorClock::new(interfaces.len());
+    let (mut closed, mut seconds, mut out) = (Vec::new(), Vec::new(), Vec::new());
+    while let Ok(event) = rx.recv() {
+        let now = match event {
+            RingEvent::Block(block) => {
+                let iface = usize::from(block.iface());
+                let (name, linktype) = names
+                    .get(iface)
+                    .map_or(("?", wire::linktype::ETHERNET), |(n, l)| (n.as_str(), *l));
+                let mut newest = i64::MIN;
+                for rec in block.records() {
+                    closed.extend(coarse.packet(name, linktype, rec.ts, rec.data, rec.orig_len));
+                    if let Some(f) = &mut fine {
+                        seconds.extend(f.packet(name, linktype, rec.ts, rec.data, rec.orig_len));
+                    }
+                    newest = newest.max(rec.ts);
+                }
+                clock.delivered(iface, newest)
+            }
+            RingEvent::Watermark(WATERMARK_END) => break,
+            RingEvent::Watermark(w) => clock.watermark(w),
+        };
+        let Some(now) = now else {
+            continue;
+        };
+        closed.extend(coarse.tick(now));
+        state.closed(std::mem::take(&mut closed), now);
+        if let Some(f) = &mut fine {
+            seconds.extend(f.tick(now));
+            if !seconds.is_empty() {
+                watch.seconds(&seconds, state.profile.as_deref(), now, &mut out);
+                seconds.clear();
+                fire_all(&recorder, &mut out);
+            }
+        }
+    }
+}
