@@ -6,7 +6,9 @@
 //! larger of the band's median and p99 (a metric the baseline has at zero is
 //! outside at any value above zero). A run of consecutive outside seconds as
 //! long as `for` fires once, back-dated to the run's first second; a second
-//! inside, or a second with no traffic in that class, ends the run. Nothing
+//! inside, or a second with no traffic in that class, ends the run. A run is
+//! judged against the band as it stood at its first second: the baseline goes
+//! on learning meanwhile, and a storm must not become its own normal. Nothing
 //! fires until the baseline is `min_age` old (its oldest interval that long
 //! before now), so a fresh agent does not call its first minutes unusual.
 //! Window, merge and cooldown are the recorder's, as for every trigger.
@@ -17,11 +19,14 @@ use crate::analyze::baseline::{Band, Profile, Summary};
 use crate::packet_triggers::PacketTriggerDef;
 use crate::recorder::{Firing, TriggerId};
 
-/// A run of outside seconds: its start, the end of its last second, whether it fired.
+/// A run of outside seconds: its start, the end of its last second, the
+/// limit and band it is judged against, whether it fired.
 #[derive(Debug, Clone, Copy)]
 struct Run {
     start_ns: i64,
     end_ns: i64,
+    limit: f64,
+    band: Option<Band>,
     fired: bool,
 }
 
@@ -76,11 +81,23 @@ impl Watch {
             for s in &ordered {
                 let key = (i, s.interface.clone(), s.class);
                 let value = s.metrics().into_iter().find(|(n, _)| *n == metric);
-                let band = profile
-                    .bands
-                    .get(&(s.interface.clone(), s.class, metric.to_string()))
-                    .copied();
-                let limit = band.map_or(0.0, |b| def.factor() * b.median.max(b.p99));
+                // A gap (a second without traffic in this class) ends a run.
+                if self.runs.get(&key).is_some_and(|r| r.end_ns != s.start_ns) {
+                    self.runs.remove(&key);
+                }
+                let (limit, band) = match self.runs.get(&key) {
+                    Some(r) => (r.limit, r.band),
+                    None => {
+                        let band = profile
+                            .bands
+                            .get(&(s.interface.clone(), s.class, metric.to_string()))
+                            .copied();
+                        (
+                            band.map_or(0.0, |b| def.factor() * b.median.max(b.p99)),
+                            band,
+                        )
+                    }
+                };
                 let Some((_, value)) = value.filter(|(_, v)| *v > limit && *v > 0.0) else {
                     self.runs.remove(&key);
                     continue;
@@ -88,20 +105,14 @@ impl Watch {
                 let run = self.runs.entry(key).or_insert(Run {
                     start_ns: s.start_ns,
                     end_ns: s.start_ns,
+                    limit,
+                    band,
                     fired: false,
                 });
-                if run.end_ns != s.start_ns {
-                    // A gap: a second without traffic in this class ended the old run.
-                    *run = Run {
-                        start_ns: s.start_ns,
-                        end_ns: s.start_ns,
-                        fired: false,
-                    };
-                }
                 run.end_ns = s.end_ns;
                 if !run.fired && run.end_ns - run.start_ns >= nanos(def.sustain()) {
                     run.fired = true;
-                    out.push(firing(*trigger, def, s, value, band, *run));
+                    out.push(firing(*trigger, def, s, value, run.band, *run));
                 }
             }
         }
@@ -303,5 +314,27 @@ mod tests {
             );
         }
         assert_eq!(out.len(), 1, "3× the band's top for 10 s");
+    }
+
+    #[test]
+    fn a_run_is_judged_against_the_band_from_before_it() {
+        let (mut w, _) = watch(Duration::from_secs(60));
+        let quiet = profile(600);
+        let now0 = T0 + 600 * S;
+        let mut out = Vec::new();
+        w.seconds(&[second(now0, 80)], Some(&quiet), now0 + S, &mut out);
+        // The baseline has meanwhile learnt the storm (as a short interval would).
+        let learnt: Vec<Summary> = (0..600).map(|i| second(T0 + i * S, 80)).collect();
+        let learnt = Profile::of(&learnt);
+        for k in 1..4 {
+            w.seconds(
+                &[second(now0 + k * S, 80)],
+                Some(&learnt),
+                now0 + (k + 1) * S,
+                &mut out,
+            );
+        }
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].onset_ns, Some(now0));
     }
 }

@@ -171,8 +171,8 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
         let Some(now) = now else {
             continue;
         };
-        closed.extend(coarse.tick(now));
-        state.closed(std::mem::take(&mut closed), now);
+        // Seconds first, against the profile from before the interval that
+        // holds them closes: a storm is judged against what came before it.
         if let Some(f) = &mut fine {
             seconds.extend(f.tick(now));
             if !seconds.is_empty() {
@@ -181,5 +181,7 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
                 fire_all(&recorder, &mut out);
             }
         }
+        closed.extend(coarse.tick(now));
+        state.closed(std::mem::take(&mut closed), now);
     }
 }

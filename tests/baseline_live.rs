@@ -1,0 +1,193 @@
+//! The baseline live on `lo` (root needed): the agent summarises generated
+//! RoCE traffic into its history every second, a `deviation` trigger fires
+//! when the CNP rate jumps far above what the baseline saw, not before the
+//! baseline's minimum age (an earlier, smaller jump fires nothing), and a
+//! trigger whose minimum age is not reached never fires. `tripcap baseline
+//! show` and `export` then read the history the agent left.
+
+mod common;
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use common::*;
+use tripcap::traffic::{Flow, Generator, ROCE_PORT};
+
+const SRC: Ipv4Addr = Ipv4Addr::new(127, 91, 0, 1);
+const DST: Ipv4Addr = Ipv4Addr::new(127, 91, 0, 2);
+
+/// A CNP as a NIC sends it: BTH with opcode 0x81 to `qp`, 16 reserved bytes, ICRC.
+fn cnp(qp: u32) -> Vec<u8> {
+    let mut p = vec![0u8; 12 + 16 + 4];
+    p[0] = 0x81;
+    p[2] = 0xff;
+    p[3] = 0xff;
+    p[5..8].copy_from_slice(&qp.to_be_bytes()[1..]);
+    p
+}
+
+#[test]
+fn a_cnp_jump_fires_deviation_once_the_baseline_is_old_enough() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"[capture]
+interfaces = ["lo"]
+filter = "udp port 4791 and host {DST}"
+[output]
+dir = "{}"
+[baseline]
+interval = "1s"
+[[packet_trigger]]
+name = "cnp-jump"
+kind = "deviation"
+metric = "cnp_per_s"
+for = "2s"
+min_age = "8s"
+pre = "1s"
+post = "1s"
+cooldown = "1m"
+[[packet_trigger]]
+name = "cnp-jump-after-an-hour"
+kind = "deviation"
+metric = "cnp_per_s"
+for = "2s"
+min_age = "1h"
+pre = "1s"
+post = "1s"
+"#,
+            out.display()
+        ),
+    )
+    .expect("config");
+    let (mut agent, agent_log) = spawn_ready(
+        tripcap().args(["run", "--config"]).arg(&cfg),
+        "capturing",
+        Duration::from_secs(20),
+    );
+    let log = || agent_log.lock().map(|l| l.clone()).unwrap_or_default();
+
+    // 0–2 s quiet; 2–5 s 20 CNP/s (before the minimum age of 8 s: nothing may
+    // fire); 5–10 s quiet; 10–14 s 400 CNP/s (20× the baseline's worst second).
+    let sock = UdpSocket::bind(SocketAddr::from((SRC, 0))).expect("bind");
+    let to = SocketAddr::from((DST, ROCE_PORT));
+    let mut g = Generator::new(vec![Flow::new(0x71, 0x72, 1, 4)], 256);
+    let mut buf = Vec::new();
+    let cnp = cnp(0x72);
+    let start = Instant::now();
+    let tick = Duration::from_micros(2500); // 400 ticks a second
+    let mut storm_started_ns = 0i64;
+    for i in 0..(14 * 400u32) {
+        if let Some(w) = (tick * i).checked_sub(start.elapsed()) {
+            std::thread::sleep(w);
+        }
+        let second = i / 400;
+        if i % 2 == 0 {
+            g.next_packet(&mut buf).expect("packet");
+            sock.send_to(&buf, to).expect("send");
+        }
+        let cnp_now = match second {
+            2..=4 => i % 20 == 0,
+            10..=13 => true,
+            _ => false,
+        };
+        if cnp_now {
+            if storm_started_ns == 0 && second >= 10 {
+                storm_started_ns = tripcap::clock::now_ns();
+            }
+            sock.send_to(&cnp, to).expect("send");
+        }
+    }
+    let waited = std::panic::catch_unwind(|| {
+        wait_until(Duration::from_secs(20), "the deviation capture", || {
+            !sidecars(&out).is_empty()
+        })
+    });
+    // Let a second firing, if there were one, show up too.
+    std::thread::sleep(Duration::from_secs(2));
+    let status = interrupt(&mut agent);
+    assert!(waited.is_ok(), "no capture; agent log:\n{}", log());
+    assert!(status.success(), "{}", log());
+
+    let found = sidecars(&out);
+    assert_eq!(found.len(), 1, "one capture only: {found:?}\n{}", log());
+    let side = read_sidecar(&found[0]);
+    assert_eq!(side.triggers.len(), 1, "{:?}", side.triggers);
+    let trig = &side.triggers[0];
+    assert_eq!(trig.name, "cnp-jump", "{trig:?}");
+    assert_eq!(trig.class, "deviation");
+    let line = trig.line.as_deref().unwrap_or_default();
+    assert!(
+        line.starts_with("deviation: cnp_per_s ") && line.contains(" on lo class dscp 0 for 2 s"),
+        "{line}"
+    );
+    // Back-dated to the jump's first second (the capture clock's whole second).
+    let onset = trig.onset_ns.expect("onset");
+    assert!(
+        (onset - (storm_started_ns - storm_started_ns.rem_euclid(1_000_000_000))).abs()
+            <= 1_000_000_000,
+        "onset {onset}, storm from {storm_started_ns}"
+    );
+
+    // The history the agent kept: one file an hour, private.
+    let base = out.join("baseline");
+    let segments: Vec<_> = std::fs::read_dir(&base)
+        .expect("baseline dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert!(!segments.is_empty());
+    for s in &segments {
+        let name = s.file_name().expect("name").to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("hour-") && name.ends_with(".jsonl"),
+            "{name}"
+        );
+        let mode = std::fs::metadata(s).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{name}");
+    }
+    let shown = run(tripcap().args(["baseline", "show", "--config"]).arg(&cfg));
+    assert!(shown.status.success(), "{shown:?}");
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("lo, class dscp 0"), "{text}");
+    let cnp_row: Vec<&str> = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("cnp_per_s"))
+        .expect("cnp row")
+        .split_whitespace()
+        .collect();
+    // Seconds: about 7 quiet, 3 at 20/s, 4 at 400/s (and partial ones at
+    // the edges): the median at most 20/s, the p99 the storm's 400/s.
+    let median: f64 = cnp_row[1].parse().expect("median");
+    assert!(median <= 25.0, "{cnp_row:?}");
+    let p99: f64 = cnp_row[2].parse().expect("p99");
+    assert!((300.0..=500.0).contains(&p99), "{cnp_row:?}");
+    let exported = dir.path().join("profile.json");
+    let ex = run(tripcap()
+        .args(["baseline", "export"])
+        .arg(&exported)
+        .arg("--dir")
+        .arg(&base));
+    assert!(ex.status.success(), "{ex:?}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&exported).expect("read")).expect("json");
+    let bands = json["bands"].as_array().expect("bands");
+    assert!(
+        bands.iter().any(|b| b["interface"] == "lo"
+            && b["metric"] == "packets_per_s"
+            && b["median"]
+                .as_f64()
+                .is_some_and(|m| (150.0..=250.0).contains(&m))),
+        "200 data packets a second: {bands:?}"
+    );
+    let missing = run(tripcap()
+        .args(["baseline", "show", "--dir"])
+        .arg(dir.path().join("nowhere")));
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no baseline at"), "{err}");
+}
