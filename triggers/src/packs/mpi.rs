@@ -275,7 +275,7 @@ pub(super) static MPI: Table = Table {
                     &["mpich/ofi/poll-failed*"],
                 ),
                 pat(
-                    r"OFI (?:call (?P<op>\w+) failed \(default nic=[^:()]*: ?|[a-z][a-z ]*? failed \([\w.]+:\d+:\w+:)(?P<error>[^)\r\n]+)",
+                    r"OFI (?:call (?P<op>\w+) failed \(default nic=[^:()]*: ?|[a-z][a-z ]*? failed \([\w.]+:\d+:\w+:|fi_fabric failed \([\w.]+:\d+:\w+:)(?P<error>[^)\r\n]+)",
                     &["mpich/ofi/call-failed-*"],
                 ),
             ],

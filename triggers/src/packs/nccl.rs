@@ -519,7 +519,7 @@ pub(super) static NCCL: Table = Table {
                 ),
                 // Generic on their own: only as the text of a WARN.
                 pat(
-                    r"NCCL WARN (?:Could not (?:find (?:any local path from gpu|NIC for rank|intermediate GPU|node of type|NET with id|local GPU with rank|gpu rank)|open XML (?:topology|graph) file)|Error : (?:could not find CPU close to GPU|ring -?\d+ does not contain rank))",
+                    r"NCCL WARN (?:Could not (?:find (?:any local path from gpu|NIC for rank|intermediate GPU|node of type|NET with id|local GPU with rank|gpu rank)|open XML (?:topology|graph) file)|Error : (?:could not find CPU close to GPU|ring -?\d+ does not (?:contain rank|loop back to start)))",
                     &[
                         "nccl/graph/no-local-path-to-net",
                         "nccl/graph/no-nic-nvls",
@@ -532,6 +532,7 @@ pub(super) static NCCL: Table = Table {
                         "nccl/graph/xml-graph-open",
                         "nccl/graph/no-cpu-close-to-gpu",
                         "nccl/graph/ring-missing-rank",
+                        "nccl/graph/ring-no-loop-back",
                     ],
                 ),
                 pat(

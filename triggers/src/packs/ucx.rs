@@ -201,6 +201,10 @@ pub(super) static UCX: Table = Table {
                     &["ucx/ib_iface/create-qp-failed-*"],
                 ),
                 pat(
+                    r"(?:UCX  ERROR |rc_(?:iface|ep)\.c:\d+ +)failed to create qp: (?P<error>.+)",
+                    &["ucx/rc_iface/failed-to-create-qp"],
+                ),
+                pat(
                     r"\w+\(address=(?:0x[0-9a-fA-F]+|\(nil\)), length=\d+, access=0x[0-9a-fA-F]+\)(?: failed: (?P<error>[^.:]*[^.: ])|\. Application is using HUGE pages)",
                     &["ucx/ib_md/reg-mr-failed*"],
                 ),

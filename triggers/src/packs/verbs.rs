@@ -172,7 +172,7 @@ pub(super) static VERBS: Table = Table {
                     &["rdma-core/rdmacm_examples/cma-event-error"],
                 ),
                 pat(
-                    r"rdma_(?:resolve_addr|resolve_route|connect|accept|bind_addr|listen|get_cm_event): (?P<error>[A-Z][\w /-]*)",
+                    r"(?:^|[^_])rdma_(?:resolve_addr|resolve_route|connect|accept|bind_addr|listen|get_cm_event): (?P<error>[A-Z][\w /-]*)",
                     &[
                         "rdma-core/rdmacm_examples/rdma-resolve-addr",
                         "rdma-core/rdmacm_examples/rdma-resolve-route",
@@ -472,13 +472,18 @@ pub(super) static VERBS: Table = Table {
             name: "nvshmem-gpu-timeout",
             class: "other_hang",
             pre_s: PRE,
-            description: "NVSHMEM's proxy thread was told by a GPU thread that an operation timed out",
+            description: "NVSHMEM's proxy thread was told by a GPU thread that an operation timed out, or a DeepEP internode kernel timed out waiting for a peer's data (and trapped)",
             // No printed line of this wording is published: the format string instantiated
             // (tests/corpus.rs, NO_PUBLISHED_LINE).
             example: "src/host/proxy/proxy.cpp:progress_channels:1020: received timeout signal from GPU thread(s) in nvshmem_quiet",
             patterns: &[pat(
                 r"received timeout signal from GPU thread\(s\) in (?P<op>\S+)",
                 &["nvshmem/proxy-gpu-timeout"],
+            ),
+            // DeepEP's internode kernels print and trap() when a peer's data never arrives.
+            pat(
+                r"DeepEP dispatch (?:NVL receiver|forwarder) timeout(?: \((?:prefix|RDMA meta)\))?, channel: -?\d+, RDMA: -?\d+, nvl: -?\d+",
+                &["deepep/internode/*"],
             )],
             unless: &[],
         },
@@ -603,7 +608,7 @@ pub(super) static VERBS: Table = Table {
             name: "mooncake-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, or could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout)",
+            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout), could not register a buffer, or timed out a synchronous batch transfer",
             example: "E0331 12:03:04.222625 56060 rdma_endpoint.cpp:385] [Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: Connection timed out [110]",
             patterns: &[
                 pat(
@@ -627,6 +632,16 @@ pub(super) static VERBS: Table = Table {
                         "mooncake/rdma_endpoint/failed-to-*",
                         "mooncake/rdma_endpoint/reject*",
                         "mooncake/rdma_context/failed-to-open-device",
+                    ],
+                ),
+                // Registration failures: a buffer no NIC can reach, so every transfer from
+                // it fails (`Memory region not registered`); the batch register only warns.
+                pat(
+                    r"\] Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): |RdmaTransport: Failed to register memory: addr |Memory region not registered by any active device\(s\)|Sync batch data transfer timeout after \d+ns",
+                    &[
+                        "mooncake/rdma_context/failed-to-register-memory",
+                        "mooncake/rdma_transport/*",
+                        "mooncake/transfer_engine_py/sync-batch-transfer-timeout",
                     ],
                 ),
             ],
