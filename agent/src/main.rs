@@ -326,6 +326,18 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         config.ring.memory_limit,
         config.output.dir.display()
     );
+    let b = &config.baseline;
+    if b.enabled {
+        println!(
+            "baseline: a summary every {} into {}, kept {} within {} bytes",
+            humantime::format_duration(b.interval),
+            b.dir(&config.output.dir).display(),
+            humantime::format_duration(b.keep),
+            b.max_bytes
+        );
+    } else {
+        println!("baseline: off");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
