@@ -352,6 +352,7 @@ impl Starting {
                     keep: config.baseline.keep,
                     profile,
                     deviations,
+                    may_skip: !replaying,
                 },
                 &tasks,
             )

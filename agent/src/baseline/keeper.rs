@@ -8,6 +8,12 @@
 //! every interface has delivered its packets past its end. The interval open
 //! when the agent stops is not kept (it is partial, and its rates would read
 //! low).
+//!
+//! The capture path comes first: a block this thread holds is memory the
+//! capture threads cannot reuse. When it falls more than [`MAX_LAG_NS`] of
+//! capture time behind the ring's newest packet, it lets blocks go unread,
+//! and the intervals (and seconds) they fall in are left out of the history
+//! rather than kept with rates that read low.
 
 use std::collections::VecDeque;
 use std::sync::mpsc;
@@ -28,6 +34,9 @@ use crate::wire;
 /// classes); the history on disk has its own bound.
 const MAX_KEPT: usize = 50_000;
 
+/// How far behind the ring's newest packet a block may be and still be read.
+pub const MAX_LAG_NS: i64 = 2_000_000_000;
+
 /// What the thread needs.
 pub struct KeeperParts {
     /// The ring to read.
@@ -46,6 +55,30 @@ pub struct KeeperParts {
     pub profile: SharedProfile,
     /// The `deviation` triggers, with their ids in the recorder.
     pub deviations: Vec<(TriggerId, PacketTriggerDef)>,
+    /// Let blocks go unread when behind (live capture); a replay waits for
+    /// free blocks instead of dropping packets, so it reads every one.
+    pub may_skip: bool,
+}
+
+/// Blocks let go unread, per interface: their capture-time ranges.
+#[derive(Debug, Default)]
+struct Skipped {
+    ranges: Vec<(String, i64, i64)>,
+    blocks: u64,
+}
+
+impl Skipped {
+    /// Whether `s` lost packets to a skipped block.
+    fn touches(&self, s: &Summary) -> bool {
+        self.ranges
+            .iter()
+            .any(|(i, a, b)| *i == s.interface && *a < s.end_ns && *b >= s.start_ns)
+    }
+
+    /// Forget ranges that ended before `oldest`.
+    fn prune(&mut self, oldest: i64) {
+        self.ranges.retain(|(_, _, b)| *b >= oldest);
+    }
 }
 
 fn nanos(d: Duration) -> i64 {
@@ -110,6 +143,7 @@ impl State {
 
 fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
     let KeeperParts {
+        ring,
         interfaces,
         recorder,
         history,
@@ -117,7 +151,7 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
         keep,
         profile: shared,
         deviations,
-        ..
+        may_skip,
     } = parts;
     let keep_ns = nanos(keep);
     let since = crate::clock::now_ns().saturating_sub(keep_ns);
@@ -148,6 +182,7 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
     let mut fine = (!watch.is_empty()).then(|| Summarizer::new(1_000_000_000));
     let mut clock = DetectorClock::new(interfaces.len());
     let (mut closed, mut seconds, mut out) = (Vec::new(), Vec::new(), Vec::new());
+    let mut skipped = Skipped::default();
     while let Ok(event) = rx.recv() {
         let now = match event {
             RingEvent::Block(block) => {
@@ -155,15 +190,44 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
                 let (name, linktype) = names
                     .get(iface)
                     .map_or(("?", wire::linktype::ETHERNET), |(n, l)| (n.as_str(), *l));
-                let mut newest = i64::MIN;
-                for rec in block.records() {
-                    closed.extend(coarse.packet(name, linktype, rec.ts, rec.data, rec.orig_len));
-                    if let Some(f) = &mut fine {
-                        seconds.extend(f.packet(name, linktype, rec.ts, rec.data, rec.orig_len));
+                let lag = ring
+                    .span()
+                    .newest_ts
+                    .map_or(0, |n| n.saturating_sub(block.last_ts()));
+                if may_skip && lag > MAX_LAG_NS {
+                    if skipped.blocks == 0 {
+                        tracing::warn!(lag_s = lag as f64 / 1e9, "the baseline falls behind the capture: letting blocks go unread (the intervals they fall in are left out)");
                     }
-                    newest = newest.max(rec.ts);
+                    skipped.blocks += 1;
+                    skipped
+                        .ranges
+                        .push((name.to_string(), block.first_ts(), block.last_ts()));
+                    let last = block.last_ts();
+                    drop(block);
+                    clock.delivered(iface, last)
+                } else {
+                    let mut newest = i64::MIN;
+                    for rec in block.records() {
+                        closed.extend(coarse.packet(
+                            name,
+                            linktype,
+                            rec.ts,
+                            rec.data,
+                            rec.orig_len,
+                        ));
+                        if let Some(f) = &mut fine {
+                            seconds.extend(f.packet(
+                                name,
+                                linktype,
+                                rec.ts,
+                                rec.data,
+                                rec.orig_len,
+                            ));
+                        }
+                        newest = newest.max(rec.ts);
+                    }
+                    clock.delivered(iface, newest)
                 }
-                clock.delivered(iface, newest)
             }
             RingEvent::Watermark(WATERMARK_END) => break,
             RingEvent::Watermark(w) => clock.watermark(w),
@@ -175,6 +239,7 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
         // holds them closes: a storm is judged against what came before it.
         if let Some(f) = &mut fine {
             seconds.extend(f.tick(now));
+            seconds.retain(|s| !skipped.touches(s));
             if !seconds.is_empty() {
                 watch.seconds(&seconds, state.profile.as_deref(), now, &mut out);
                 seconds.clear();
@@ -182,6 +247,32 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
             }
         }
         closed.extend(coarse.tick(now));
+        closed.retain(|s| !skipped.touches(s));
         state.closed(std::mem::take(&mut closed), now);
+        skipped.prune(now.saturating_sub(2 * nanos(interval)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_a_skipped_block_falls_in_are_left_out() {
+        let s = |iface: &str, start: i64| Summary {
+            start_ns: start,
+            end_ns: start + 10,
+            interface: iface.into(),
+            ..Summary::default()
+        };
+        let mut k = Skipped::default();
+        k.ranges.push(("eth0".into(), 15, 22));
+        assert!(!k.touches(&s("eth0", 0)), "ends before the block");
+        assert!(k.touches(&s("eth0", 10)));
+        assert!(k.touches(&s("eth0", 20)));
+        assert!(!k.touches(&s("eth0", 30)), "starts after it");
+        assert!(!k.touches(&s("eth1", 10)), "another interface");
+        k.prune(23);
+        assert!(!k.touches(&s("eth0", 20)));
     }
 }
