@@ -32,6 +32,7 @@ fn a_cnp_jump_fires_deviation_once_the_baseline_is_old_enough() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let cfg = dir.path().join("t.toml");
+    let port = free_port();
     std::fs::write(
         &cfg,
         format!(
@@ -40,6 +41,8 @@ interfaces = ["lo"]
 filter = "udp port 4791 and host {DST}"
 [output]
 dir = "{}"
+[api]
+listen = "127.0.0.1:{port}"
 [baseline]
 interval = "1s"
 [[packet_trigger]]
@@ -109,9 +112,31 @@ post = "1s"
     });
     // Let a second firing, if there were one, show up too.
     std::thread::sleep(Duration::from_secs(2));
+    let status_json = http(port, "GET", "/status", "", Duration::from_secs(5));
+    let metrics = http(port, "GET", "/metrics", "", Duration::from_secs(5));
     let status = interrupt(&mut agent);
     assert!(waited.is_ok(), "no capture; agent log:\n{}", log());
     assert!(status.success(), "{}", log());
+
+    // What the API says of the baseline: summaries kept and written, none skipped.
+    let (code, body) = status_json.expect("/status answers");
+    assert_eq!(code, 200, "{body}");
+    let st: serde_json::Value = serde_json::from_str(&body).expect("status json");
+    let b = &st["baseline"];
+    let summaries = b["summaries"].as_u64().expect("summaries");
+    assert!(summaries >= 12, "a summary a second for about 15 s: {b}");
+    assert!(b["written"].as_u64() >= Some(summaries), "{b}");
+    assert_eq!(b["skipped_blocks"], 0, "{b}");
+    assert!(
+        b["oldest"].as_str().is_some_and(|o| o.ends_with('Z')),
+        "{b}"
+    );
+    let (_, text) = metrics.expect("/metrics answers");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("tripcap_baseline_summaries "))
+        .unwrap_or_else(|| panic!("no baseline gauge:\n{text}"));
+    assert_eq!(line, format!("tripcap_baseline_summaries {summaries}.0"));
 
     let found = sidecars(&out);
     assert_eq!(found.len(), 1, "one capture only: {found:?}\n{}", log());

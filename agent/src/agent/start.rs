@@ -341,6 +341,8 @@ impl Starting {
             )
             .map_err(AgentError::Thread)?;
         }
+        let baseline_stats = Arc::new(crate::baseline::keeper::BaselineStats::default());
+        let baseline_on = baseline.is_some();
         if let Some(profile) = baseline {
             crate::baseline::keeper::spawn(
                 crate::baseline::keeper::KeeperParts {
@@ -353,6 +355,7 @@ impl Starting {
                     profile,
                     deviations,
                     may_skip: !replaying,
+                    stats: Arc::clone(&baseline_stats),
                 },
                 &tasks,
             )
@@ -402,6 +405,7 @@ impl Starting {
                 captures: capture_counts,
                 tasks: tasks.clone(),
                 fleet: fleet_stats,
+                baseline: baseline_on.then(|| Arc::clone(&baseline_stats)),
             };
             tasks.spawn(api.run(view, tasks.stop_token().clone()));
         }

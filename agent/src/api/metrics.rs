@@ -6,7 +6,7 @@
 //! second set of counters to keep in sync. Counters are named without
 //! `_total`; the encoder adds it.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -80,6 +80,9 @@ impl Collector for AgentCollector {
         }
         if let Some(f) = &v.fleet {
             encode_fleet(&mut enc, f)?;
+        }
+        if let Some(b) = &v.baseline {
+            encode_baseline(&mut enc, b)?;
         }
         Ok(())
     }
@@ -343,6 +346,38 @@ fn encode_logs(enc: &mut DescriptorEncoder, f: &FollowStats) -> std::fmt::Result
         "tripcap_log_lines_read",
         "Log lines read.",
         f.lines_read.load(r),
+    )
+}
+
+/// `[baseline]`: the history kept and what the thread let go.
+fn encode_baseline(
+    enc: &mut DescriptorEncoder,
+    b: &crate::baseline::keeper::BaselineStats,
+) -> std::fmt::Result {
+    let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    gauge(
+        enc,
+        "tripcap_baseline_summaries",
+        "Interval summaries (per interface and traffic class) the baseline profile is made of",
+        r(&b.summaries) as f64,
+    )?;
+    counter(
+        enc,
+        "tripcap_baseline_summaries_written",
+        "Interval summaries appended to the baseline history on disk",
+        r(&b.written),
+    )?;
+    counter(
+        enc,
+        "tripcap_baseline_write_errors",
+        "Appends to the baseline history that failed (kept in memory meanwhile)",
+        r(&b.write_errors),
+    )?;
+    counter(
+        enc,
+        "tripcap_baseline_skipped_blocks",
+        "Ring blocks the baseline thread let go unread because it was behind the capture",
+        r(&b.skipped_blocks),
     )
 }
 

@@ -106,6 +106,8 @@ pub struct AgentView {
     pub tasks: crate::tasks::Tasks,
     /// The fleet link's counters, with `[fleet]`.
     pub fleet: Option<Arc<crate::fleet::FleetStats>>,
+    /// The baseline thread's counters, when it runs.
+    pub baseline: Option<Arc<crate::baseline::keeper::BaselineStats>>,
 }
 
 /// A bound, not yet serving API.
@@ -265,6 +267,16 @@ pub fn status(v: &AgentView) -> serde_json::Value {
             "failed": v.captures.failed.load(r),
         },
         "queue": queue,
+        "baseline": v.baseline.as_ref().map(|b| {
+            let oldest = b.oldest_ns.load(r);
+            serde_json::json!({
+                "summaries": b.summaries.load(r),
+                "oldest": (oldest != 0).then(|| crate::clock::rfc3339(oldest)),
+                "written": b.written.load(r),
+                "write_errors": b.write_errors.load(r),
+                "skipped_blocks": b.skipped_blocks.load(r),
+            })
+        }),
         "logs": v.follow.as_ref().map(|f| serde_json::json!({
             "files_followed": f.files_followed.load(r),
             "lines_read": f.lines_read.load(r),

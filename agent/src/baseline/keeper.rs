@@ -16,6 +16,7 @@
 //! rather than kept with rates that read low.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +37,21 @@ const MAX_KEPT: usize = 50_000;
 
 /// How far behind the ring's newest packet a block may be and still be read.
 pub const MAX_LAG_NS: i64 = 2_000_000_000;
+
+/// What the baseline thread has done, for `/status` and `/metrics`.
+#[derive(Debug, Default)]
+pub struct BaselineStats {
+    /// Summaries in the profile now.
+    pub summaries: AtomicU64,
+    /// Start of the oldest of them, ns (0: none).
+    pub oldest_ns: AtomicI64,
+    /// Summaries written to the history.
+    pub written: AtomicU64,
+    /// Appends to the history that failed.
+    pub write_errors: AtomicU64,
+    /// Blocks let go unread because the thread was behind.
+    pub skipped_blocks: AtomicU64,
+}
 
 /// What the thread needs.
 pub struct KeeperParts {
@@ -58,6 +74,8 @@ pub struct KeeperParts {
     /// Let blocks go unread when behind (live capture); a replay waits for
     /// free blocks instead of dropping packets, so it reads every one.
     pub may_skip: bool,
+    /// Its counters.
+    pub stats: Arc<BaselineStats>,
 }
 
 /// Blocks let go unread, per interface: their capture-time ranges.
@@ -101,6 +119,7 @@ struct State {
     shared: SharedProfile,
     profile: Option<Arc<Profile>>,
     write_failed: bool,
+    stats: Arc<BaselineStats>,
 }
 
 impl State {
@@ -110,7 +129,16 @@ impl State {
             return;
         }
         if let Some(h) = &self.history {
-            match h.append(&closed, now) {
+            let r = h.append(&closed, now);
+            let counter = match &r {
+                Ok(()) => &self.stats.written,
+                Err(_) => &self.stats.write_errors,
+            };
+            counter.fetch_add(
+                if r.is_ok() { closed.len() as u64 } else { 1 },
+                Ordering::Relaxed,
+            );
+            match r {
                 Ok(()) => self.write_failed = false,
                 Err(e) if !self.write_failed => {
                     self.write_failed = true;
@@ -132,6 +160,13 @@ impl State {
     }
 
     fn publish(&mut self) {
+        self.stats
+            .summaries
+            .store(self.kept.len() as u64, Ordering::Relaxed);
+        self.stats.oldest_ns.store(
+            self.kept.front().map_or(0, |s| s.start_ns),
+            Ordering::Relaxed,
+        );
         if self.kept.is_empty() {
             return;
         }
@@ -152,6 +187,7 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
         profile: shared,
         deviations,
         may_skip,
+        stats,
     } = parts;
     let keep_ns = nanos(keep);
     let since = crate::clock::now_ns().saturating_sub(keep_ns);
@@ -170,6 +206,7 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
         shared,
         profile: None,
         write_failed: false,
+        stats: Arc::clone(&stats),
     };
     state.publish();
 
@@ -199,6 +236,7 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
                         tracing::warn!(lag_s = lag as f64 / 1e9, "the baseline falls behind the capture: letting blocks go unread (the intervals they fall in are left out)");
                     }
                     skipped.blocks += 1;
+                    stats.skipped_blocks.fetch_add(1, Ordering::Relaxed);
                     skipped
                         .ranges
                         .push((name.to_string(), block.first_ts(), block.last_ts()));
