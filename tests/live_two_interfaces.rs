@@ -43,6 +43,8 @@ impl Net {
         ip(&["link", "add", VETH, "type", "veth", "peer", "name", PEER]);
         ip(&["link", "set", PEER, "netns", NS]);
         ip(&["addr", "add", &format!("{HOST_IP}/24"), "dev", VETH]);
+        // An MTU no default gives, for the sidecar to report (a RoCE MTU of 4096 plus headers).
+        ip(&["link", "set", VETH, "mtu", "4200"]);
         ip(&["link", "set", VETH, "up"]);
         ip(&["-n", NS, "addr", "add", &format!("{NS_IP}/24"), "dev", PEER]);
         ip(&["-n", NS, "link", "set", PEER, "up"]);
@@ -193,6 +195,19 @@ fn two_live_interfaces_go_into_one_file() {
             .collect::<Vec<_>>(),
         vec!["lo", VETH]
     );
+    // Each interface's speed and MTU, as sysfs says them (lo has no speed; veth says 10000).
+    for i in &side.interfaces {
+        let sys = |f: &str| {
+            std::fs::read_to_string(format!("/sys/class/net/{}/{f}", i.name))
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+        };
+        assert_eq!(i.speed_mbps, sys("speed"), "{}", i.name);
+        assert_eq!(i.mtu.map(u64::from), sys("mtu"), "{}", i.name);
+    }
+    assert_eq!(side.interfaces[1].mtu, Some(4200));
+    assert_eq!(side.interfaces[1].speed_mbps, Some(10_000));
+    assert_eq!(side.interfaces[0].speed_mbps, None, "lo has no speed");
     assert!(side.window.complete, "{:?}", side.window.shortfall);
     let (from, to) = (side.window.asked_start_ns, side.window.asked_end_ns);
     let mut expected: Vec<Row> = tshark_rows(&o_lo)
