@@ -423,3 +423,43 @@ fn a_bad_link_speed_is_refused_with_an_example() {
     assert_eq!(tripcap::analyze::parse_link_speed("25Gb/s"), Ok(25_000));
     assert_eq!(tripcap::analyze::parse_link_speed("400Mb/s"), Ok(400));
 }
+
+#[test]
+fn a_link_carrying_nearly_its_speed_is_saturated() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("busy.pcap");
+    write(
+        &file,
+        flow_frames(4096, 4, 1000, 10_000, START, (A, B), |_| 0),
+    );
+    // The wire rate A → B as tshark reads it: frame bytes of A's packets over
+    // the time from A's first packet to its last.
+    let rows = common::tshark_fields(
+        &file,
+        Some(&format!("ip.src == {A}")),
+        &["frame.time_epoch", "frame.len"],
+    );
+    let (mut first, mut last, mut bytes) = (f64::MAX, f64::MIN, 0u64);
+    for l in rows.lines().filter(|l| !l.is_empty()) {
+        let mut c = l.split('\t');
+        let ts: f64 = c.next().and_then(|x| x.parse().ok()).expect("time");
+        let len: u64 = c.next().and_then(|x| x.parse().ok()).expect("len");
+        first = first.min(ts);
+        last = last.max(ts);
+        bytes += len;
+    }
+    let wire_gbps = bytes as f64 * 8.0 / (last - first) / 1e9;
+    // A link at most ~5 % faster than that is saturated (the threshold is 90 %);
+    // one 25 % faster is not.
+    let j = json_of(&file, Some(&format!("{:.4}Gb/s", wire_gbps / 0.95)));
+    assert_eq!(limiter(&j), "link_saturated", "{}", j["throughput"]);
+    let evidence = j["throughput"]["verdict"]["evidence"]
+        .as_str()
+        .expect("evidence");
+    assert!(
+        evidence.starts_with(&format!("{A} > {B} carries ")),
+        "{evidence}"
+    );
+    let j = json_of(&file, Some(&format!("{:.4}Gb/s", wire_gbps / 0.75)));
+    assert_eq!(limiter(&j), "none", "{}", j["throughput"]);
+}
