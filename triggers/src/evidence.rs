@@ -170,7 +170,7 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         Unit::Millis,
     ),
     (
-        r"Timed out after (\d{1,12}) seconds waiting for clients",
+        r"Timed out after (\d{1,12}) seconds waiting for (?:clients|workers)",
         Unit::Seconds,
     ),
     (

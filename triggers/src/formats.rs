@@ -43,6 +43,10 @@ const TABLES: &[(&str, &str)] = &[
         "more_stacks.tsv",
         include_str!("../formats/more_stacks.tsv"),
     ),
+    (
+        "verbs_status.tsv",
+        include_str!("../formats/verbs_status.tsv"),
+    ),
 ];
 
 /// The header every table starts with.

@@ -316,6 +316,52 @@ fn header(f: &Format, rng: &mut Rng) -> String {
                 stamp
             }
         }
+        // A status or event string of libibverbs (or the kernel's) printed by an
+        // application in its own words (`verbs_status.tsv`): what comes before it varies.
+        // `_ctx`: the row's string is a common phrase (`fatal error`, `port error`), claimed
+        // only where the words before it name the completion or the async event.
+        "verbs_wc" | "verbs_wc_ctx" => {
+            let ctx = [
+                "work completion error: ",
+                "Completion with error, status: ",
+                "ibv_poll_cq: wc.status = ",
+                "RDMA WC error (wr_id 0x7f3a2c001e40): ",
+                "cqe error: ",
+                "[E rdma_conn.cc:412] Bad completion: wc status ",
+                "wc_status=",
+            ];
+            let any = [
+                "",
+                "ERROR: ",
+                "RDMA send failed: ",
+                "[E rdma.cc:88] Failed to process WR: ",
+                "rdma write error ",
+                "qp 0x2c10: ",
+            ];
+            let i = rng.below((ctx.len() + any.len()) as u64) as usize;
+            if f.logger == "verbs_wc_ctx" || i < ctx.len() {
+                ctx[i % ctx.len()].to_string()
+            } else {
+                any[i - ctx.len()].to_string()
+            }
+        }
+        "verbs_event" | "verbs_event_ctx" => {
+            let ctx = [
+                "Got async event: ",
+                "ibv_get_async_event: event type ",
+                "RDMA async event on mlx5_0: ",
+                "[W rdma_dev.cc:201] Asynchronous event ",
+                "async_event=",
+                "Received event ",
+            ];
+            let any = ["", "ERROR: ", "mlx5_1 port 1: ", "[E rdma.cc:77] "];
+            let i = rng.below((ctx.len() + any.len()) as u64) as usize;
+            if f.logger == "verbs_event_ctx" || i < ctx.len() {
+                ctx[i % ctx.len()].to_string()
+            } else {
+                any[i - ctx.len()].to_string()
+            }
+        }
         _ => String::new(),
     }
 }

@@ -258,6 +258,12 @@ pub(super) static NVMEOF: Table = Table {
                     r"Expected .*? but received (?P<event>[^(]*?) \(-?\d+\) from CM event channel \(status = (?P<status>-?\d+)\)",
                     &["spdk/nvme_rdma/expected-but-received-from-cm-event-channel"],
                 ),
+                // nvme-cli's `nvme connect`: the kernel refused the controller (its dmesg line
+                // says why); EALREADY (already connected) is not a failure.
+                pat(
+                    r"Failed to write to /dev/nvme-fabrics: (?P<error>[^\r\n]+)",
+                    &["nvme-cli/fabrics/failed-to-write-nvme-fabrics"],
+                ),
                 pat(
                     r"Connect rejected: status (?P<status>-?\d+) \((?P<error>[^)]*)\)",
                     &["linux/nvme-rdma/connect-rejected*"],
@@ -379,7 +385,7 @@ pub(super) static NVMEOF: Table = Table {
                     ],
                 ),
             ],
-            unless: &[],
+            unless: &[r"Failed to write to /dev/nvme-fabrics: Operation already in progress"],
         },
         Builtin {
             name: "nvmeof-controller-error",
@@ -629,7 +635,7 @@ pub(super) static NVMEOF: Table = Table {
                     ],
                 ),
                 pat(
-                    r"nvme\d+: \w+ failed with error code -?\d+|Failed to map data \(|failed to initialize (?:PI )?MR pool sized|nvme\d+: no client data found!|Memory registrations not supported\.|icdoff is not supported!|Mandatory keyed sgls are not supported!|unable to set any I/O queues|nvmet_rdma: (?:sending cmd response failed|post_recv cmd failed|failed to create CQ cqe=|failed to create_qp ret=|\w+: creating RDMA queue failed)",
+                    r"nvme\d+: \w+ failed with error code -?\d+|Failed to map data \(|failed to initialize (?:(?:PI|pi) )?(?:MR|mr) pool sized|nvme\d+: no client data found!|Memory registrations not supported\.|icdoff is not supported!|Mandatory keyed sgls are not supported!|unable to set any I/O queues|nvmet_rdma: (?:sending cmd response failed|post_recv cmd failed|failed to create CQ cqe=|failed to create_qp ret=|\w+: creating RDMA queue failed)",
                     &[
                         "linux/nvme-rdma/post-send-recv-failed",
                         "linux/nvme-rdma/failed-to-map-data",

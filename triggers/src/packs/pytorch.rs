@@ -232,7 +232,7 @@ pub(super) static PYTORCH: Table = Table {
                 pat(r"(?:\b|\[[\d;]*m)wait timeout after (?P<timeout_ms>\d+)ms, keys: ", &["pytorch/c10d/tcpstore-wait-timeout"]),
                 pat(r"(?:\b|\[[\d;]*m)Wait timeout\s*$", &["pytorch/c10d/store-wait-timeout"]),
                 pat(r"Timeout waiting for key: .*? after (?P<timeout_ms>\d+) ms", &["pytorch/c10d/filestore-timeout-key"]),
-                pat(r"Timed out after (?P<stuck_s>\d+) seconds waiting for clients", &["pytorch/c10d/tcpstore-clients-timeout"]),
+                pat(r"Timed out after (?P<stuck_s>\d+) seconds waiting for (?:clients|workers)", &["pytorch/c10d/tcpstore-clients-timeout", "pytorch/c10d/tcpstore-workers-timeout"]),
                 pat(
                     r"TCP client failed to connect/validate to host (?P<peer>\S+?):(?P<port>\d+) - timed out \(try=-?\d+, timeout=(?P<timeout_ms>\d+)ms\)",
                     &["pytorch/c10d/tcpclient-connect-timed-out"],

@@ -2,6 +2,23 @@
 
 use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 
+/// libibverbs' `ibv_wc_status_str` wordings (and the kernel's `ib_wc_status_msg`, the same
+/// but for three) of every error status that is not a common phrase, transport retry
+/// exceeded aside (`verbs-retry-exceeded`'s).
+macro_rules! wc_status_str {
+    () => {
+        r"(?:local (?:length|QP operation|EE context operation|protection|access|RDD violation) error|work request flushed error|memory management operation error|bad response error|remote (?:invalid request|access|operation) error|RNR retry counter exceeded|remote invalid RD request|invalid EE context (?:number|state)|response timeout error)"
+    };
+}
+
+/// The error statuses by enum name (`enum ibv_wc_status`, the kernel's `enum ib_wc_status`),
+/// success, tag-matching rendezvous and transport retry exceeded aside.
+macro_rules! wc_status_enum {
+    () => {
+        r"IBV?_WC_(?:LOC_LEN_ERR|LOC_QP_OP_ERR|LOC_EEC_OP_ERR|LOC_PROT_ERR|WR_FLUSH_ERR|MW_BIND_ERR|BAD_RESP_ERR|LOC_ACCESS_ERR|REM_INV_REQ_ERR|REM_ACCESS_ERR|REM_OP_ERR|RNR_RETRY_EXC_ERR|LOC_RDD_VIOL_ERR|REM_INV_RD_REQ_ERR|REM_ABORT_ERR|INV_EECN_ERR|INV_EEC_STATE_ERR|FATAL_ERR|RESP_TIMEOUT_ERR|GENERAL_ERR|TM_ERR)\b"
+    };
+}
+
 /// Verbs users other than NCCL and UCX: rdma-core's providers and examples, Open MPI, Gloo's
 /// ibverbs transport, RDMA applications (Mooncake, GPI-2, …) and the kernel's RDMA drivers.
 pub(super) static VERBS: Table = Table {
@@ -28,13 +45,24 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &["uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread"]),
-                pat(r"(?i)transport retry count(?:er)? exceeded", &["rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1"]),
+                pat(r"(?i)transport retry count(?:er)? exceeded", &["rdma-core/libibverbs/wc-status-str/transport-retry-counter-exceeded", "rdma-core/ionic/cqe-with-error-npg", "rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1"]),
                 // bnxt_re: CQ_REQ_STATUS_TRANSPORT_RETRY_CNT_ERR.
                 pat(
                     r"FP: CQ Processed Req wr_id\[-?\d+\] = 0x[0-9a-fA-F]+ with status 0xa(?:[^0-9a-fA-F]|$)",
                     &["linux-rdma/bnxt_re/qplib_fp/cq-processed-req-retry-exceeded"],
                 ),
                 pat(r"wc->status == IBV_WC_SUCCESS.*? error: (?P<status>12)\b", &["uccl/rc-send-cq-state-error*", "uccl/rc-recv-cq-state-error*", "uccl/uc-send-cq-state-error*", "uccl/uc-recv-cq-state-error*", "uccl/ctrl-cq-state-error*"]),
+                // By enum name (`enum ibv_wc_status`, the kernel's `enum ib_wc_status`), and
+                // rdma-core's ionic provider with the status number.
+                pat(
+                    r"\bIBV?_WC_RETRY_EXC_ERR\b|cqe with error (?P<status>12) for 0x[0-9a-fA-F]+ \((?:recv|msn)\)(?:, qpid (?P<qp>\d+))?",
+                    &[
+                        "rdma-core/libibverbs/wc-status-enum/ibv-wc-retry-exc-err",
+                        "linux/ib_verbs_h/wc-status-enum/ib-wc-retry-exc-err",
+                        "rdma-core/ionic/cqe-with-error-recv",
+                        "rdma-core/ionic/cqe-with-error-msn",
+                    ],
+                ),
                 // Gloo ibverbs: `wc->status == IBV_WC_SUCCESS. 12 vs 0. Send for slot 0: …`.
                 pat(
                     r"IBV_WC_SUCCESS\. (?P<status>12) vs 0\.|IBV_WC_SUCCESS\. -?\d+ vs 0\. (?:Send|Recv|Memory region (?:send|recv)) for slot -?\d+: transport retry counter exceeded",
@@ -69,7 +97,7 @@ pub(super) static VERBS: Table = Table {
             name: "verbs-completion-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "A verbs work completion failed (protection, remote access, QP operation, flush…), a provider found a bad CQE, or an async event put a QP or CQ in error",
+            description: "A verbs work completion failed (protection, remote access, QP operation, flush…), a provider found a bad CQE, or an async event put a QP or CQ in error; also any application printing a failed completion or an error async event with libibverbs' status or event string or enum name",
             example: "@10.150.240.28 [single_op.hpp:129] poll till completion error: 10 remote access error",
             patterns: &[
                 pat(
@@ -150,6 +178,56 @@ pub(super) static VERBS: Table = Table {
                     &["gloo/ibverbs/handle-completion-exception", "gloo/ibverbs/completion-event-exception"],
                 ),
                 pat(r"\] ibv_post_(?:send|recv): -?\d+", &["gloo/ibverbs/post-send-failed*", "gloo/ibverbs/post-recv-failed*"]),
+                // Vendor CQE prints: rdma-core's ionic, mana (debug builds) and cxgb4 (syslog)
+                // providers, DPDK's mlx5 PMD (debug builds).
+                pat(
+                    r"cqe with error (?:(?P<status>\d+) for 0x[0-9a-fA-F]+ \((?:recv|msn)\)|[^\r\n]*? for 0x[0-9a-fA-F]+ \(npg\))(?:, qpid (?P<qp>\d+))?|error CQE wqid=\d+ psn=\d+ is_send=-?\d+ vendor_err=(?P<vendor_err>\d+) qp_num=\d+|cxgb4 err cqe [0-9a-fA-F]+ [0-9a-fA-F]+ |unexpected CQE error \d+ \(0x[0-9a-fA-F]+\) syndrome (?P<syndrome>0x[0-9a-fA-F]+)|MLX5 Error CQE: at \[",
+                    &[
+                        "rdma-core/ionic/cqe-with-error-*",
+                        "rdma-core/mana/error-cqe-shadow-wqe-not-found",
+                        "rdma-core/cxgb4/err-cqe",
+                        "dpdk/mlx5/unexpected-cqe-error",
+                        "dpdk/mlx5/error-cqe-hexdump",
+                    ],
+                ),
+                // Any application that prints a failed completion's status the libibverbs way
+                // (`ibv_wc_status_str`, or the kernel's `ib_wc_status_msg`) or by enum name, in
+                // its own words. Four strings are common phrases (`fatal error`, `general
+                // error`, …): claimed only after a word naming the completion.
+                pat(
+                    concat!(r"(?i)(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)", wc_status_str!(), r"\b"),
+                    &[
+                        "rdma-core/libibverbs/wc-status-str/*",
+                        "rdma-core/ionic/cqe-with-error-npg",
+                    ],
+                ),
+                pat(
+                    r"(?i)(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)(?:wc|wc_status|cqe|completion)\b[^\r\n]{0,48}?\b(?:fatal error|general error|aborted error|TM error|WR flushed|invalid request error|operation aborted)\b",
+                    &["rdma-core/libibverbs/wc-status-str/*", "linux/ib_core/wc-status-msg/*"],
+                ),
+                pat(
+                    concat!(r"(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)", wc_status_enum!()),
+                    &["rdma-core/libibverbs/wc-status-enum/*", "linux/ib_verbs_h/wc-status-enum/*"],
+                ),
+                // An application's async event handler printing an error event the libibverbs
+                // way (`ibv_event_type_str`), the kernel's (`ib_event_msg`) or by enum name;
+                // `port error`, `CQ error` and the like only after a word naming the event.
+                // The benign events (port active, LID/P_Key/GID/SM change, client
+                // reregistration, last WQE reached, path migrated, SRQ limit reached,
+                // communication established, send queue drained, link speed change) are not
+                // failures.
+                pat(
+                    r"(?i)(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)(?:local work queue catastrophic error|invalid request local work queue error|local access violation work queue error|path migration request error|local catastrophic error|SRQ catastrophic error|QP fatal error|QP request error|QP access error)\b|(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)IBV?_EVENT_(?:CQ_ERR|QP_FATAL|QP_REQ_ERR|QP_ACCESS_ERR|PATH_MIG_ERR|DEVICE_FATAL|PORT_ERR|SRQ_ERR|WQ_FATAL)\b",
+                    &[
+                        "rdma-core/libibverbs/event-type-str/*",
+                        "rdma-core/libibverbs/event-type-enum/*",
+                        "linux/ib_core/event-msg/*",
+                    ],
+                ),
+                pat(
+                    r"(?i)(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)(?:async(?:hronous)?[ _]event|event)\b[^\r\n]{0,48}?\b(?P<event>port error|CQ error|SRQ error|WQ fatal|path migration error|device fatal error)\b",
+                    &["rdma-core/libibverbs/event-type-str/*", "linux/ib_core/event-msg/*"],
+                ),
             ],
             unless: &[
                 // Transport retry exceeded is `verbs-retry-exceeded`'s; RNR retry exceeded is a
@@ -158,6 +236,44 @@ pub(super) static VERBS: Table = Table {
                 r"wc->status == IBV_WC_SUCCESS.*? error: 12\b",
                 r"IBV_WC_SUCCESS\. 12 vs 0\.",
                 r"(?:cq completion failed status|recv wc error:|Work completion error) 12\b",
+                r"\bIBV?_WC_RETRY_EXC_ERR\b",
+                r"cqe with error 12 for 0x[0-9a-fA-F]+ \((?:recv|msn)\)",
+                // Programs with their own trigger print the same status and event strings (UCX,
+                // NCCL, SPDK, the kernel's NVMe-oF drivers and mlx5_ib, libfabric, Open MPI,
+                // perftest, Mooncake, GPI-2, UCCL, rlib/r2): their wordings stay theirs.
+                // A counter of zero in a stats table is not a failure.
+                concat!(r"(?i)", wc_status_str!(), r"s?\s*[:=]?\s*0+\s*$"),
+                // UCX (`ucx` pack).
+                r"\(synd (?:0x)?[0-9a-fA-F]+ vend ",
+                r"(?i)\b(?:send|receive) completion(?:\[-?\d+\]| \(wr_id=0x[0-9a-fA-F]+)? with error\b",
+                r"IB Async event on ",
+                r"ibv_poll_cq\(UMR CQ",
+                // NCCL's NET/IB and the OFI plugin.
+                r"NET/IB : [^\r\n]*\basync\b",
+                r"Got completion from peer ",
+                r"NET/OFI ",
+                // perftest.
+                r"Failed status-[^(]*\(\d+\): ",
+                // NVMe-oF: SPDK, Linux nvme-rdma/nvmet-rdma.
+                r"for CQE(?: 0x[0-9a-fA-F]+)? failed with status ",
+                r"WC error, (?:qid \d+, )?qp state ",
+                r"Error on CQ 0x",
+                r"CQ error(?: on |, abort| \()",
+                r"Send CQ error ",
+                // libfabric.
+                r"libfabric:\d+:",
+                r"msg cq error info: |Work completion status: |fi_cq_readerr: ",
+                // The kernel's mlx5_ib (`kernel-rdma-cqe-error`).
+                r"WC error: \d+, Message: ",
+                r"/\d+: QP -?\d+ error: ",
+                // Open MPI's openib BTL.
+                r"error polling [HL]P CQ with status ",
+                r"Error number: +\d+ \(IBV_EVENT_",
+                // Mooncake, GPI-2, UCCL, rlib/r2.
+                r"Worker: (?:Received context async event|Process failed for slice)",
+                r"\):Failed request to \d+",
+                r"CQE ERROR wr_id=|CQE error, wr_id=|(?:poll_(?:send|recv)_cq|recv_acks): completion error: |RDMA error: ",
+                r"Assertion! wait completion error: ",
             ],
         },
         Builtin {
@@ -595,8 +711,14 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(
-                    r"non-zero status: -?\d+ (?P<op>ep_connect|ibv_modify_qp) failed",
-                    &["nvshmem/ep-connect-failed", "nvshmem/ibv-modify-qp-failed"],
+                    r"non-zero status: -?\d+ (?:(?P<op>ep_connect|ibv_modify_qp|ibgda_\w+) failed|Error in mlx5dv_devx_obj_modify for \w+ with syndrome|connect EPS failed|nvshmem setup connections failed)",
+                    &[
+                        "nvshmem/ep-connect-failed",
+                        "nvshmem/ibv-modify-qp-failed",
+                        "nvshmem/ibgda-*",
+                        "nvshmem/connect-eps-failed",
+                        "nvshmem/setup-connections-failed",
+                    ],
                 ),
             ],
             unless: &[],
@@ -763,8 +885,17 @@ pub(super) static VERBS: Table = Table {
                     r"cqp opcode = 0x[0-9a-fA-F]+ maj_err_code = (?P<error>0x[0-9a-fA-F]+) min_err_code = 0x",
                     &["linux-rdma/irdma/hw/cqp-error"],
                 ),
+                // mlx5_core's failed firmware command (mlx5_cmd_check, later mlx5_cmd_out_err).
+                // Case-insensitive: issue trackers sometimes carry a lower-cased copy.
+                pat(
+                    r"(?i)\b(?P<op>[a-z][a-z0-9_]+)\(0x[0-9a-f]+\) op_mod\(0x[0-9a-f]+\)(?: uid\(-?\d+\))? failed, status (?P<error>[^(\r\n]+)\((?P<status>0x[0-9a-f]+)\), syndrome \((?P<syndrome>0x[0-9a-f]+)\)",
+                    &["linux-rdma/mlx5_core/cmd/cmd-*"],
+                ),
             ],
-            unless: &[],
+            unless: &[
+                // Register reads at probe that the firmware does not support: not the fabric.
+                r"(?i)\bACCESS_REG\(0x805\) op_mod\(",
+            ],
         },
     ],
 };
