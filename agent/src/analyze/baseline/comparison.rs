@@ -30,6 +30,8 @@ pub struct Source {
     pub span: Option<[String; 2]>,
     /// Intervals the bands are made of (the most of any band).
     pub intervals: usize,
+    /// Their length in seconds, when the profile says.
+    pub interval_s: Option<f64>,
 }
 
 impl Source {
@@ -42,6 +44,7 @@ impl Source {
                 .span_ns
                 .map(|[a, b]| [rfc3339_millis(a), rfc3339_millis(b)]),
             intervals: profile.bands.values().map(|b| b.samples).max().unwrap_or(0),
+            interval_s: profile.interval_ns.map(|n| n as f64 / 1e9),
         }
     }
 }
@@ -205,13 +208,16 @@ impl Comparison {
     pub fn source_text(&self) -> String {
         let s = &self.source;
         let what = match (s.kind, &s.file) {
-            ("capture", Some(f)) => format!("capture {f}, per second"),
             (kind, Some(f)) => format!("{kind} {f}"),
             ("host", None) => "this host's baseline".to_string(),
             (kind, None) => kind.to_string(),
         };
+        let of = match s.interval_s {
+            Some(i) => format!(" of {} s", super::profile::number(i)),
+            None => String::new(),
+        };
         match &s.span {
-            Some([a, b]) => format!("{what}: {} intervals from {a} to {b}", s.intervals),
+            Some([a, b]) => format!("{what}: {} intervals{of} from {a} to {b}", s.intervals),
             None => format!("{what}: empty"),
         }
     }

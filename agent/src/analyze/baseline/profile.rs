@@ -16,7 +16,9 @@
 //!   marks, NAKs, go-back-N, duplicates, PFC frames, ARP; and frames for
 //!   `packets_per_s`/`bits_per_s`) also need at least 3 events in the window,
 //!   so one stray CNP in a quiet baseline is not a storm; `qps` needs 2 queue
-//!   pairs more than the p99, `small_frame_share` 5 points more;
+//!   pairs more than the p99, and a window at most twice as long as the
+//!   baseline's intervals (distinct queue pairs grow with the span they are
+//!   counted over), `small_frame_share` 5 points more;
 //! - **below** (`packets_per_s` and `bits_per_s` only: traffic that collapsed):
 //!   its value is below the p1 *and* below half the median. A baseline that
 //!   was ever idle (p1 of 0) never flags this side.
@@ -74,6 +76,10 @@ pub type MetricKey = (String, u8, String);
 pub struct Profile {
     /// First and last interval start, ns.
     pub span_ns: Option<[i64; 2]>,
+    /// The intervals' length, ns (their median; absent in profiles written
+    /// before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ns: Option<i64>,
     /// Bands, by interface, class and metric (serialised as a list).
     #[serde(with = "keyed")]
     pub bands: BTreeMap<MetricKey, Band>,
@@ -230,7 +236,14 @@ impl Profile {
                 (k, band)
             })
             .collect();
-        Profile { span_ns, bands }
+        let mut lengths: Vec<i64> = history.iter().map(|s| s.end_ns - s.start_ns).collect();
+        lengths.sort_unstable();
+        let interval_ns = lengths.get(lengths.len() / 2).copied();
+        Profile {
+            span_ns,
+            interval_ns,
+            bands,
+        }
     }
 
     /// The interfaces the profile has bands for.
@@ -253,6 +266,7 @@ impl Profile {
             .collect();
         Profile {
             span_ns: self.span_ns,
+            interval_ns: self.interval_ns,
             bands,
         }
     }
@@ -272,6 +286,12 @@ impl Profile {
                 let key = (s.interface.clone(), s.class, name.to_string());
                 let band = self.bands.get(&key).copied().unwrap_or(Band::UNSEEN);
                 let events = s.events(name);
+                // Distinct queue pairs grow with the span they are counted over: a
+                // window much longer than the baseline's intervals is not held to them.
+                let comparable = name != "qps"
+                    || self
+                        .interval_ns
+                        .is_some_and(|i| (s.end_ns - s.start_ns) as f64 <= 2.0 * i as f64);
                 out.push(Assessed {
                     interface: s.interface.clone(),
                     class: s.class,
@@ -280,7 +300,7 @@ impl Profile {
                     band,
                     ratio: ratio_of(value, band.median),
                     events,
-                    left: significance(name, value, &band, events),
+                    left: significance(name, value, &band, events).filter(|_| comparable),
                 });
             }
         }
@@ -370,6 +390,9 @@ impl Deviation {
             ),
             Side::Above if b.samples == 0 => {
                 format!("{head}: the baseline never saw it (a band of zeros)")
+            }
+            Side::Above if b.median <= 0.0 && b.p99 <= 0.0 => {
+                format!("{head}: the baseline median and p99 are 0")
             }
             Side::Above if b.median <= 0.0 => format!(
                 "{head}: the baseline median is 0, above its p99 of {}",
@@ -625,6 +648,34 @@ mod tests {
         );
     }
 
+    #[test]
+    fn queue_pairs_are_held_only_to_intervals_of_about_the_windows_length() {
+        let second = |i: i64, qps: u32, seconds: i64| Summary {
+            start_ns: i * 1_000_000_000,
+            end_ns: (i + seconds) * 1_000_000_000,
+            interface: "eth0".into(),
+            class: 26,
+            packets: 100 * seconds as u64,
+            qps,
+            ..Summary::default()
+        };
+        let p = Profile::of(&(0..100).map(|i| second(i, 2, 1)).collect::<Vec<_>>());
+        assert_eq!(p.interval_ns, Some(1_000_000_000));
+        let qps = |w: &Summary| p.compare(std::slice::from_ref(w));
+        // Ten seconds of short-lived queue pairs: more of them, as counting longer gives.
+        assert!(qps(&second(200, 12, 10)).is_empty());
+        // Two seconds: held to the band.
+        let d = qps(&second(200, 12, 2));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].metric, "qps");
+        // A profile that does not say its intervals' length holds no window to it.
+        let old = Profile {
+            interval_ns: None,
+            ..p.clone()
+        };
+        assert!(old.compare(&[second(200, 12, 1)]).is_empty());
+    }
+
     fn sec(i: i64, class: u8, packets: u64, pfc: u64) -> Summary {
         Summary {
             start_ns: i * 1_000_000_000,
@@ -672,6 +723,14 @@ mod tests {
         assert_eq!(
             d[0].describe(),
             "pfc_frames_per_s 500/s on eth0 (no DSCP): the baseline never saw it (a band of zeros)"
+        );
+        let seen = Deviation {
+            band: band(0.0, 0.0, 0.0),
+            ..d[0].clone()
+        };
+        assert_eq!(
+            seen.describe(),
+            "pfc_frames_per_s 500/s on eth0 (no DSCP): the baseline median and p99 are 0"
         );
         assert_eq!(
             d[4].describe(),
