@@ -718,6 +718,27 @@ fn the_agents_report_compares_the_window_with_the_host_profile() {
             && svg.contains("cnp_per_s 90.9/s on eth0 class 26: "),
         "{svg}"
     );
+    // A window in which eth0 carried nothing at all: traffic below its band.
+    let quiet = dir.path().join("incident-2.pcapng");
+    write_pcapng(&quiet, "eth0", &[]);
+    let mut side = serde_json::to_value(&sidecar).expect("sidecar json");
+    side["interfaces"] = serde_json::json!([{"name": "eth0", "linktype": 1, "snaplen": 128,
+        "filter": "", "tstamp_precision": "nano", "packets": 0, "kernel_drops": 0, "if_drops": 0}]);
+    let side: tripcap::sidecar::Sidecar = serde_json::from_value(side).expect("a sidecar");
+    let files =
+        tripcap::analyze::write_capture_report_with(&quiet, &side, Some(&profile)).expect("report");
+    let j: Value =
+        serde_json::from_slice(&std::fs::read(&files.summary).expect("read")).expect("JSON");
+    let d = deviations(&j);
+    assert!(
+        d.contains(&(
+            "packets_per_s".to_string(),
+            u64::from(DSCP),
+            "below".to_string()
+        )),
+        "{}",
+        j["baseline"]
+    );
     // Without a profile, no section.
     let files = tripcap::analyze::write_capture_report_with(&pcap, &sidecar, None).expect("report");
     let j: Value =

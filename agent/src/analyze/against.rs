@@ -227,7 +227,9 @@ impl Report {
     /// [`Report::baseline`]. Needs the whole-capture summaries
     /// ([`super::connections::analyze_summarized`]; without them the window
     /// is empty). Their rates are over the sidecar's covered span, widened to
-    /// the packets, when the context has one; else first to last packet.
+    /// the packets, when the context has one; else first to last packet. The
+    /// sidecar's interfaces count as the window's even without a packet (so a
+    /// link that went quiet shows as traffic below its band).
     pub fn set_baseline(&mut self, profile: &Profile, source: Source) {
         let has_packets = self.frames.total() > 0;
         let (start, end, basis) = match self.capture.as_ref().and_then(|c| c.covered_ns) {
@@ -240,10 +242,16 @@ impl Report {
             s.start_ns = start;
             s.end_ns = end;
         }
+        let captured = self
+            .capture
+            .as_ref()
+            .map(|c| c.interfaces.clone())
+            .unwrap_or_default();
         self.baseline = Some(Comparison::new(
             profile,
             source,
             &window,
+            &captured,
             WindowSpan::new(start, end, basis),
         ));
     }

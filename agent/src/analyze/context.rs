@@ -79,6 +79,9 @@ pub struct CaptureContext {
     /// has one: what a baseline comparison takes the window's rates over.
     #[serde(skip)]
     pub covered_ns: Option<[i64; 2]>,
+    /// The captured interfaces' names (the sidecar's `interfaces[].name`).
+    #[serde(skip)]
+    pub interfaces: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -112,6 +115,7 @@ struct WindowView {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct InterfaceView {
+    name: String,
     kernel_drops: u64,
     if_drops: u64,
     speed_mbps: Option<u64>,
@@ -144,6 +148,12 @@ pub fn context_from_json(v: serde_json::Value) -> Result<CaptureContext, serde_j
             (a > 0 && b > a).then_some([a, b])
         }),
         shortfall: s.window.map(|w| w.shortfall).unwrap_or_default(),
+        interfaces: s
+            .interfaces
+            .iter()
+            .map(|i| i.name.clone())
+            .filter(|n| !n.is_empty())
+            .collect(),
         kernel_drops: s.interfaces.iter().map(|i| i.kernel_drops).sum(),
         if_drops: s.interfaces.iter().map(|i| i.if_drops).sum(),
         ring_evictions: s.ring_evictions,

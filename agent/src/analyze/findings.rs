@@ -418,17 +418,21 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
 /// "Against the baseline": where it came from, then the metrics that left their band,
 /// worst first, or that none did.
 fn write_baseline(b: &Comparison, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "Against the baseline ({}; window {} s from {}, {}):",
-        b.source_text(),
-        crate::analyze::baseline::profile::number(b.window.seconds),
-        b.window.start,
-        match b.window.basis {
-            "sidecar" => "the sidecar's covered span",
-            _ => "first to last packet",
-        }
-    )?;
+    let empty = b.metrics.is_empty() && b.unmatched_interfaces.is_empty();
+    let window = if empty && b.window.basis == "packets" {
+        "window without packets".to_string()
+    } else {
+        format!(
+            "window {} s from {}, {}",
+            crate::analyze::baseline::profile::number(b.window.seconds),
+            b.window.start,
+            match b.window.basis {
+                "sidecar" => "the sidecar's covered span",
+                _ => "first to last packet",
+            }
+        )
+    };
+    writeln!(out, "Against the baseline ({}; {window}):", b.source_text())?;
     if let Some(note) = &b.note {
         writeln!(out, "  note: {note}")?;
     }
@@ -442,7 +446,7 @@ fn write_baseline(b: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     if b.metrics.is_empty() {
         writeln!(
             out,
-            "  nothing to compare: no interface of the window is in the baseline"
+            "  nothing to compare: the window has no packets on an interface the baseline knows"
         )
     } else if b.deviations.is_empty() {
         writeln!(

@@ -135,14 +135,21 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// `window` (whole-window summaries over `span`) against `profile`.
+    /// `window` (whole-window summaries over `span`) against `profile`;
+    /// `captured` names interfaces the capture watched (its sidecar's), which
+    /// count as the window's even without a packet.
     pub fn new(
         profile: &Profile,
         source: Source,
         window: &[Summary],
+        captured: &[String],
         span: WindowSpan,
     ) -> Comparison {
-        let ours: BTreeSet<&str> = window.iter().map(|s| s.interface.as_str()).collect();
+        let ours: BTreeSet<&str> = window
+            .iter()
+            .map(|s| s.interface.as_str())
+            .chain(captured.iter().map(String::as_str))
+            .collect();
         let theirs = profile.interfaces();
         let (renamed, matched_by, note) = match (ours.iter().next(), theirs.first()) {
             (Some(w), Some(b)) if ours.len() == 1 && theirs.len() == 1 && w != b => (
@@ -161,7 +168,8 @@ impl Comparison {
             .filter(|i| !known.contains(i))
             .map(|i| i.to_string())
             .collect();
-        let assessed = profile.assess(window);
+        let captured: Vec<String> = ours.iter().map(|i| i.to_string()).collect();
+        let assessed = profile.assess_captured(window, &captured);
         let metrics = assessed
             .iter()
             .map(|a| {

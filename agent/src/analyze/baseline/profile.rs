@@ -276,6 +276,13 @@ impl Profile {
     /// an interface of the window but the window lacks, its packet and bit
     /// rates as zero. Interfaces the profile does not know are left out.
     pub fn assess(&self, window: &[Summary]) -> Vec<Assessed> {
+        self.assess_captured(window, &[])
+    }
+
+    /// [`Profile::assess`], with `captured` also interfaces of the window (the
+    /// capture says it watched them: without a packet there, their classes'
+    /// packet and bit rates are zero).
+    pub fn assess_captured(&self, window: &[Summary], captured: &[String]) -> Vec<Assessed> {
         let known: Vec<&str> = self.interfaces();
         let mut out = Vec::new();
         for s in window
@@ -305,7 +312,8 @@ impl Profile {
             }
         }
         for ((interface, class, metric), band) in &self.bands {
-            let seen_interface = window.iter().any(|s| &s.interface == interface);
+            let seen_interface =
+                window.iter().any(|s| &s.interface == interface) || captured.contains(interface);
             let seen_class = window
                 .iter()
                 .any(|s| &s.interface == interface && s.class == *class);
@@ -741,6 +749,20 @@ mod tests {
             )
         );
         assert_eq!(show("packets_per_s", b.p1), "1k/s");
+    }
+
+    #[test]
+    fn an_interface_captured_without_a_packet_is_traffic_that_stopped() {
+        let history: Vec<Summary> = (0..100).map(|i| sec(i, 26, 1000, 0)).collect();
+        let p = Profile::of(&history);
+        assert!(p.compare(&[]).is_empty(), "nothing said to be watched");
+        let d = deviations(&p.assess_captured(&[], &["eth0".to_string()]));
+        let names: Vec<(&str, Side)> = d.iter().map(|d| (d.metric.as_str(), d.side)).collect();
+        assert_eq!(
+            names,
+            [("bits_per_s", Side::Below), ("packets_per_s", Side::Below)]
+        );
+        assert!(p.assess_captured(&[], &["eth1".to_string()]).is_empty());
     }
 
     #[test]
