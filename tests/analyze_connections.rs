@@ -120,6 +120,7 @@ fn analyze_json(pcap: &Path) -> serde_json::Value {
         json: true,
         svg: None,
         link_speed: None,
+        baseline: None,
     };
     run(&args, &mut out).unwrap_or_else(|e| panic!("analyze: {e}"));
     serde_json::from_slice(&out).expect("valid JSON")
@@ -137,7 +138,7 @@ fn connections_match_generator_truth() {
         let truth = read_truth(&dir.join(format!("{name}.pcap.truth.tsv")));
         let (want, stall) = expectations(&truth, name.contains("v1"));
         let json = analyze_json(&pcap);
-        assert_eq!(json["version"], 4, "{name}: schema version");
+        assert_eq!(json["version"], 5, "{name}: schema version");
         let conns = json["connections"].as_array().expect("connections");
         let mut got = BTreeMap::new();
         let n = |c: &serde_json::Value, f: &str| c[f].as_u64().unwrap_or(u64::MAX);
@@ -200,6 +201,7 @@ fn summary_is_readable() {
         json: false,
         svg: None,
         link_speed: None,
+        baseline: None,
     };
     run(&args, &mut out).expect("analyze");
     let text = String::from_utf8(out).expect("UTF-8");
@@ -218,6 +220,7 @@ fn missing_file_error_names_the_path() {
         json: false,
         svg: None,
         link_speed: None,
+        baseline: None,
     };
     let err = run(&args, &mut Vec::new()).expect_err("must fail");
     assert!(

@@ -98,6 +98,7 @@ fn our_rows(pcap: &Path) -> Vec<String> {
         json: false,
         svg: None,
         link_speed: None,
+        baseline: None,
     };
     let mut out = Vec::new();
     run(&args, &mut out).unwrap_or_else(|e| panic!("analyze failed: {e}"));

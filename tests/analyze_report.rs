@@ -21,6 +21,7 @@ fn json_of(file: &Path) -> serde_json::Value {
         json: true,
         svg: None,
         link_speed: None,
+        baseline: None,
     };
     run(&args, &mut out).unwrap_or_else(|e| panic!("analyze: {e}"));
     serde_json::from_slice(&out).expect("JSON")
@@ -147,6 +148,7 @@ fn report_files_beside_a_capture_use_the_sidecar() {
         json: false,
         svg: Some(dir.path().join("cli.svg")),
         link_speed: None,
+        baseline: None,
     };
     run(&args, &mut out).expect("analyze");
     let text = String::from_utf8(out).expect("UTF-8");
@@ -186,6 +188,7 @@ fn the_picture_says_how_many_queue_pairs_it_leaves_out() {
         json: false,
         svg: Some(svg_path.clone()),
         link_speed: None,
+        baseline: None,
     };
     run(&args, &mut Vec::new()).unwrap_or_else(|e| panic!("analyze: {e}"));
     let svg = std::fs::read_to_string(&svg_path).expect("svg");
@@ -243,6 +246,7 @@ fn summary_of(file: &Path) -> String {
         json: false,
         svg: None,
         link_speed: None,
+        baseline: None,
     };
     run(&args, &mut out).unwrap_or_else(|e| panic!("analyze: {e}"));
     String::from_utf8(out).expect("UTF-8")

@@ -80,6 +80,7 @@ fn analyze(file: &Path, json: bool, link_speed: Option<&str>) -> Vec<u8> {
         json,
         svg: None,
         link_speed: link_speed.map(|s| tripcap::analyze::parse_link_speed(s).expect("link speed")),
+        baseline: None,
     };
     let mut out = Vec::new();
     run(&args, &mut out).unwrap_or_else(|e| panic!("analyze: {e}"));
@@ -131,7 +132,7 @@ fn a_healthy_capture_has_no_limiter() {
         flow_frames(4096, 4, 1000, 10_000, START, (A, B), |_| 0),
     );
     let j = json_of(&file, None);
-    assert_eq!(j["version"], 4);
+    assert_eq!(j["version"], 5);
     assert_eq!(limiter(&j), "none", "{}", j["throughput"]);
     let t = &j["throughput"];
     assert_eq!(t["link"]["source"], "assumed");

@@ -3,7 +3,9 @@
 //! when the CNP rate jumps far above what the baseline saw, not before the
 //! baseline's minimum age (an earlier, smaller jump fires nothing), and a
 //! trigger whose minimum age is not reached never fires. `tripcap baseline
-//! show` and `export` then read the history the agent left.
+//! show` and `export` then read the history the agent left; the capture's
+//! report holds it against the host's profile, and `tripcap analyze
+//! --baseline` reads the exported profile.
 
 mod common;
 
@@ -208,6 +210,38 @@ post = "1s"
                 .is_some_and(|m| (150.0..=250.0).contains(&m))),
         "200 data packets a second: {bands:?}"
     );
+    // The window's report holds the capture against the host's profile, found by the
+    // ring's interface name; the exported profile is what `analyze --baseline` reads.
+    let stem = found[0]
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(found[0].with_file_name(format!("{stem}.summary.json"))).expect("summary"),
+    )
+    .expect("summary json");
+    let b = &summary["baseline"];
+    assert_eq!(b["source"]["kind"], "host", "{b}");
+    assert_eq!(b["matched_by"], "interface", "{b}");
+    assert_eq!(b["window"]["basis"], "sidecar", "{b}");
+    assert!(
+        b["metrics"].as_array().is_some_and(|m| m
+            .iter()
+            .any(|r| r["interface"] == "lo" && r["metric"] == "cnp_per_s")),
+        "{b}"
+    );
+    let analyzed = run(tripcap()
+        .arg("analyze")
+        .arg(found[0].with_file_name(format!("{stem}.pcapng")))
+        .arg("--baseline")
+        .arg(&exported)
+        .arg("--json"));
+    assert!(analyzed.status.success(), "{analyzed:?}");
+    let j: serde_json::Value = serde_json::from_slice(&analyzed.stdout).expect("analyze json");
+    assert_eq!(j["baseline"]["source"]["kind"], "profile");
+    assert_eq!(j["baseline"]["matched_by"], "interface");
+    assert_eq!(j["baseline"]["unmatched_interfaces"], serde_json::json!([]));
     let missing = run(tripcap()
         .args(["baseline", "show", "--dir"])
         .arg(dir.path().join("nowhere")));

@@ -344,6 +344,7 @@ pub fn describe(report: &DemoReport) -> String {
                 json: false,
                 svg: None,
                 link_speed: None,
+                baseline: None,
             };
             let mut text = Vec::new();
             if crate::analyze::run(&args, &mut text).is_ok() {

@@ -34,6 +34,8 @@ use std::io::{self, Read, Write};
 
 use serde::Serialize;
 
+use super::baseline::comparison::Comparison;
+use super::baseline::Summary;
 use super::context::{CaptureContext, Reference};
 use super::finding::Finding;
 use super::throughput::{Fragments, Throughput, Volume};
@@ -51,8 +53,9 @@ use analysis::Analysis;
 /// silence open at the end of the capture, `max_silence_at` is RFC 3339 (was epoch
 /// seconds), and `max_silence_open` says whether that silence is open. Version 4 adds
 /// `throughput` ("why slow"), `capture.link_speed_mbps`/`capture.mtu` and the findings
-/// `roce_fragment` and `mtu_mismatch`.
-pub const SCHEMA_VERSION: u32 = 4;
+/// `roce_fragment` and `mtu_mismatch`. Version 5 adds `baseline` (the capture against a
+/// baseline, present only when there is one).
+pub const SCHEMA_VERSION: u32 = 5;
 /// Shortest pause recorded as a silence.
 pub const SILENCE_MIN_NS: i64 = 10_000_000;
 /// Shortest silence with outstanding requests reported as a stall.
@@ -295,6 +298,14 @@ pub struct Report {
     pub events: Vec<Event>,
     /// Events not kept (over [`MAX_EVENTS`]).
     pub events_dropped: u64,
+    /// The whole capture summarised per interface and class, when asked for
+    /// ([`analyze_summarized`]); its span is first to last packet until
+    /// [`Report::set_baseline`] sets the window's.
+    #[serde(skip)]
+    pub summaries: Option<Vec<Summary>>,
+    /// The capture against a baseline (`--baseline`, or the agent's), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Comparison>,
 }
 
 /// Reads every packet and computes the report, without findings: [`Report::set_context`]
@@ -304,7 +315,25 @@ pub fn analyze<R: Read>(
     reader: &mut Reader<R>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, reader::Error> {
+    run_analysis(reader, progress, Analysis::default())
+}
+
+/// [`analyze`], also summarising the whole capture per interface and class
+/// into [`Report::summaries`] (for a baseline comparison).
+pub fn analyze_summarized<R: Read>(
+    reader: &mut Reader<R>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, reader::Error> {
     let mut analysis = Analysis::default();
+    analysis.summarize();
+    run_analysis(reader, progress, analysis)
+}
+
+fn run_analysis<R: Read>(
+    reader: &mut Reader<R>,
+    progress: &mut dyn FnMut(u64),
+    mut analysis: Analysis,
+) -> Result<Report, reader::Error> {
     let mut n: u64 = 0;
     loop {
         n += 1;

@@ -75,6 +75,13 @@ pub struct CaptureContext {
     pub link_speed_mbps: Option<u64>,
     /// The smallest captured interface's MTU (Ethernet, bytes), when recorded.
     pub mtu: Option<u32>,
+    /// The span the file is complete for (the sidecar's `covered_*`), when it
+    /// has one: what a baseline comparison takes the window's rates over.
+    #[serde(skip)]
+    pub covered_ns: Option<[i64; 2]>,
+    /// The captured interfaces' names (the sidecar's `interfaces[].name`).
+    #[serde(skip)]
+    pub interfaces: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -101,11 +108,14 @@ struct TriggerView {
 struct WindowView {
     complete: Option<bool>,
     shortfall: Vec<String>,
+    covered_start_ns: Option<i64>,
+    covered_end_ns: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct InterfaceView {
+    name: String,
     kernel_drops: u64,
     if_drops: u64,
     speed_mbps: Option<u64>,
@@ -133,7 +143,17 @@ pub fn context_from_json(v: serde_json::Value) -> Result<CaptureContext, serde_j
         }),
         triggers: s.triggers.len(),
         complete: s.window.as_ref().and_then(|w| w.complete),
+        covered_ns: s.window.as_ref().and_then(|w| {
+            let (a, b) = (w.covered_start_ns?, w.covered_end_ns?);
+            (a > 0 && b > a).then_some([a, b])
+        }),
         shortfall: s.window.map(|w| w.shortfall).unwrap_or_default(),
+        interfaces: s
+            .interfaces
+            .iter()
+            .map(|i| i.name.clone())
+            .filter(|n| !n.is_empty())
+            .collect(),
         kernel_drops: s.interfaces.iter().map(|i| i.kernel_drops).sum(),
         if_drops: s.interfaces.iter().map(|i| i.if_drops).sum(),
         ring_evictions: s.ring_evictions,

@@ -10,6 +10,7 @@
 
 use std::io::{self, Write};
 
+use super::baseline::comparison::Comparison;
 use super::connections::{ConnStats, Report, STALL_MIN_NS};
 use super::context::CaptureContext;
 use super::finding::{Finding, Severity};
@@ -34,7 +35,8 @@ impl Report {
     }
 
     /// Writes a readable summary: frame classes, the capture's context, whole-capture
-    /// figures, the findings in time order, then one line per connection, worst first.
+    /// figures, "why slow", the capture against its baseline (when it has one), the
+    /// findings in time order, then one line per connection, worst first.
     pub fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
         write_summary(self, out)
     }
@@ -406,8 +408,58 @@ pub fn write_summary(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     throughput::write_text(&r.throughput, out)?;
+    if let Some(b) = &r.baseline {
+        write_baseline(b, out)?;
+    }
     write_findings(r, out)?;
     write_connections(r, out)
+}
+
+/// "Against the baseline": where it came from, then the metrics that left their band,
+/// worst first, or that none did.
+fn write_baseline(b: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let empty = b.metrics.is_empty() && b.unmatched_interfaces.is_empty();
+    let window = if empty && b.window.basis == "packets" {
+        "window without packets".to_string()
+    } else {
+        format!(
+            "window {} s from {}, {}",
+            crate::analyze::baseline::profile::number(b.window.seconds),
+            b.window.start,
+            match b.window.basis {
+                "sidecar" => "the sidecar's covered span",
+                _ => "first to last packet",
+            }
+        )
+    };
+    writeln!(out, "Against the baseline ({}; {window}):", b.source_text())?;
+    if let Some(note) = &b.note {
+        writeln!(out, "  note: {note}")?;
+    }
+    if !b.unmatched_interfaces.is_empty() {
+        writeln!(
+            out,
+            "  not compared (not in the baseline): {}",
+            b.unmatched_interfaces.join(", ")
+        )?;
+    }
+    if b.metrics.is_empty() {
+        writeln!(
+            out,
+            "  nothing to compare: the window has no packets on an interface the baseline knows"
+        )
+    } else if b.deviations.is_empty() {
+        writeln!(
+            out,
+            "  every metric within its band ({} compared)",
+            b.metrics.len()
+        )
+    } else {
+        for d in &b.deviations {
+            writeln!(out, "  {}", d.text)?;
+        }
+        Ok(())
+    }
 }
 
 /// Frame classes and the capture's span.

@@ -13,12 +13,16 @@
 //! beside the file, its trigger, drops and RDMA counters join the report ([`context`]).
 //! `--svg OUT` draws the capture ([`svg`]); [`write_capture_report`] writes the summary
 //! JSON and the picture beside a capture, as the agent does for every window.
+//! `--baseline BASE` compares the capture with a baseline of healthy traffic ([`against`],
+//! [`baseline`]): the report gains the metrics that left their band, worst first.
 //!
 //! Modules, each importing only those before it: [`track`] (the per-QP state machine,
 //! shared with the live packet triggers), [`whole`] (timeline, sizes, pauses), [`context`]
 //! (the sidecar's trigger, drops and counters), [`finding`] (the finding type),
 //! [`throughput`] ("why slow": goodput, sizes, pause time, re-sent bytes, CNP cuts and a
-//! verdict, from what the loop collects), [`connections`] (the report; the analysis loop is its child `connections::analysis`),
+//! verdict, from what the loop collects), [`baseline`] (summaries, profiles and the
+//! comparison; pure), [`connections`] (the report; the analysis loop is its child `connections::analysis`),
+//! [`against`] (reads `--baseline` and puts the report against it),
 //! [`findings`] (computes the findings and writes the summary text), [`svg`],
 //! [`packets`]. [`analyze_file`] runs
 //! [`connections::analyze`] and then always [`connections::Report::set_context`], which
@@ -32,6 +36,7 @@ use std::path::{Path, PathBuf};
 
 use crate::capture_file::reader::{self, Reader};
 
+pub mod against;
 pub mod baseline;
 pub mod connections;
 pub mod context;
@@ -54,7 +59,7 @@ pub struct AnalyzeArgs {
     /// Print one tab-separated row per RoCE/InfiniBand packet (tshark's number formats).
     #[arg(long)]
     pub packets: bool,
-    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 4, see
+    /// Print the analysis as JSON (schema `tripcap.analyze.connections` version 5, see
     /// docs/analyze-schema.md).
     #[arg(long, conflicts_with = "packets")]
     pub json: bool,
@@ -66,6 +71,11 @@ pub struct AnalyzeArgs {
     /// Kept in Mbit/s.
     #[arg(long, value_name = "RATE", value_parser = parse_link_speed, conflicts_with = "packets")]
     pub link_speed: Option<u64>,
+    /// Compare the capture with a baseline of healthy traffic: a profile (the JSON
+    /// `tripcap baseline export` writes) or another capture (summarised per second). The
+    /// report lists the metrics that left their band, worst first.
+    #[arg(long, value_name = "BASE", conflicts_with = "packets")]
+    pub baseline: Option<PathBuf>,
 }
 
 /// `--link-speed`: a bandwidth as the perftest thresholds write it, in Mbit/s.
@@ -104,6 +114,8 @@ pub enum ErrorKind {
     Output { path: PathBuf, source: io::Error },
     /// The picture could not be drawn.
     Svg(String),
+    /// `--baseline` could not be read (the message names the fix).
+    Baseline(String),
 }
 
 impl Error {
@@ -126,6 +138,7 @@ impl fmt::Display for Error {
                 write!(f, "cannot write {}: {source}", path.display())
             }
             ErrorKind::Svg(m) => write!(f, "cannot draw the picture: {m}"),
+            ErrorKind::Baseline(m) => f.write_str(m),
         }
     }
 }
@@ -137,7 +150,7 @@ impl std::error::Error for Error {
             ErrorKind::Read { source, .. } => Some(source),
             ErrorKind::Write(e) => Some(e),
             ErrorKind::Output { source, .. } => Some(source),
-            ErrorKind::Sidecar(_) | ErrorKind::Svg(_) => None,
+            ErrorKind::Sidecar(_) | ErrorKind::Svg(_) | ErrorKind::Baseline(_) => None,
         }
     }
 }
@@ -171,6 +184,25 @@ pub fn analyze_file(
     path: &Path,
     context: Option<context::CaptureContext>,
 ) -> Result<connections::Report, Error> {
+    analyze_path(path, context, false)
+}
+
+/// [`analyze_file`], then the capture against `base` ([`connections::Report::baseline`]).
+pub fn analyze_file_against(
+    path: &Path,
+    context: Option<context::CaptureContext>,
+    base: &against::Base,
+) -> Result<connections::Report, Error> {
+    let mut report = analyze_path(path, context, true)?;
+    report.set_baseline(&base.profile, base.source.clone());
+    Ok(report)
+}
+
+fn analyze_path(
+    path: &Path,
+    context: Option<context::CaptureContext>,
+    summarize: bool,
+) -> Result<connections::Report, Error> {
     let mut reader = open(path)?;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let bar = (size >= PROGRESS_MIN_BYTES && io::stderr().is_terminal()).then(|| {
@@ -189,7 +221,12 @@ pub fn analyze_file(
             b.set_position(offset);
         }
     };
-    let mut report = connections::analyze(&mut reader, &mut progress).map_err(|source| Error {
+    let analyze = if summarize {
+        connections::analyze_summarized
+    } else {
+        connections::analyze
+    };
+    let mut report = analyze(&mut reader, &mut progress).map_err(|source| Error {
         kind: ErrorKind::Read {
             path: path.to_owned(),
             source,
@@ -224,7 +261,18 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<(), Error> {
             packets::Failure::Write(e) => Error::from(e),
         })?;
     } else {
-        let mut report = analyze_file(&args.file, None)?;
+        let base = args
+            .baseline
+            .as_deref()
+            .map(against::load_base)
+            .transpose()
+            .map_err(|m| Error {
+                kind: ErrorKind::Baseline(m),
+            })?;
+        let mut report = match &base {
+            Some(b) => analyze_file_against(&args.file, None, b)?,
+            None => analyze_file(&args.file, None)?,
+        };
         if let Some(mbps) = args.link_speed {
             report.set_link_speed(mbps as f64 / 1000.0);
         }
@@ -262,26 +310,37 @@ pub struct ReportFiles {
 /// `<stem>.json` beside it if there is one. Each file is written under a temporary name,
 /// made 0600, synced and renamed.
 pub fn write_capture_report(pcapng: &Path) -> Result<ReportFiles, Error> {
-    write_report_files(pcapng, None)
+    write_report_files(pcapng, None, None)
 }
 
 /// [`write_capture_report`] with a sidecar that is not on disk yet (the window writer
-/// calls this before it renames the sidecar into place).
+/// calls this before it renames the sidecar into place), and the host's baseline profile
+/// when it has one: the report then holds the window against it (the profile's interface
+/// names are the ring's, as in the file).
 pub fn write_capture_report_with(
     pcapng: &Path,
     sidecar: &crate::sidecar::Sidecar,
+    baseline: Option<&baseline::Profile>,
 ) -> Result<ReportFiles, Error> {
     let ctx = context::context_from_sidecar(sidecar).map_err(|m| Error {
         kind: ErrorKind::Sidecar(m),
     })?;
-    write_report_files(pcapng, Some(ctx))
+    let base = baseline.map(|p| against::Base {
+        profile: p.clone(),
+        source: baseline::comparison::Source::of("host", None, p),
+    });
+    write_report_files(pcapng, Some(ctx), base.as_ref())
 }
 
 fn write_report_files(
     pcapng: &Path,
     ctx: Option<context::CaptureContext>,
+    base: Option<&against::Base>,
 ) -> Result<ReportFiles, Error> {
-    let report = analyze_file(pcapng, ctx)?;
+    let report = match base {
+        Some(b) => analyze_file_against(pcapng, ctx, b)?,
+        None => analyze_file(pcapng, ctx)?,
+    };
     let stem = pcapng
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

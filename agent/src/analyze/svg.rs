@@ -12,6 +12,9 @@
 //!    of it (red when requests were outstanding: a stall; grey when idle), and its own
 //!    retransmission/NAK/CNP markers.
 //!
+//! 4. with a baseline (`--baseline`, or the agent's), lines of text: where it came from
+//!    and the worst [`MAX_DEVIATIONS`] metrics that left their band.
+//!
 //! Drawn with `plotters`' SVG backend without font libraries: text goes into the SVG as
 //! plain `<text>` elements that the browser renders, so no system fonts are needed here.
 //! Large captures stay small: the throughput line is averaged down to at most
@@ -29,6 +32,8 @@ pub const WIDTH: u32 = 1400;
 pub const MAX_LANES: usize = 16;
 /// Points of the throughput line at most.
 pub const MAX_POINTS: usize = 2000;
+/// Metrics that left their baseline band written under the picture at most.
+pub const MAX_DEVIATIONS: usize = 5;
 
 const LEFT: u32 = 260;
 const TOP_H: u32 = 330;
@@ -127,16 +132,69 @@ fn draw(r: &Report, buf: &mut String) -> DrawResult {
     let lanes = &busy[..busy.len().min(MAX_LANES)];
     let rows = KINDS.len() + lanes.len();
     let bottom_h = 50 + ROW_H * rows as u32 + 40;
-    let height = TOP_H + bottom_h;
+    let lines = baseline_lines(r);
+    let base_h = if lines.is_empty() {
+        0
+    } else {
+        10 + LINE_H * lines.len() as u32
+    };
+    let height = TOP_H + bottom_h + base_h;
     {
         let root = SVGBackend::with_string(buf, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        let (top, bottom) = root.split_vertically(TOP_H);
+        let (top, rest) = root.split_vertically(TOP_H);
         draw_throughput(&top, r, &axis)?;
+        let (bottom, below) = rest.split_vertically(bottom_h);
         draw_rows(&bottom, r, &axis, lanes, busy.len())?;
+        for (i, (text, bad)) in lines.iter().enumerate() {
+            let color = if *bad { TRIGGER } else { BLACK };
+            below.draw(&Text::new(
+                text.clone(),
+                (10, (LINE_H * i as u32) as i32 + 4),
+                ("sans-serif", 15).into_font().color(&color),
+            ))?;
+        }
         root.present()?;
     }
     Ok(())
+}
+
+/// Height of a line of text under the picture.
+const LINE_H: u32 = 20;
+
+/// The lines under the picture when the report has a baseline: where it came from,
+/// then the worst [`MAX_DEVIATIONS`] metrics that left their band (flagged `true`), or
+/// that none did.
+fn baseline_lines(r: &Report) -> Vec<(String, bool)> {
+    let Some(b) = &r.baseline else {
+        return Vec::new();
+    };
+    let mut lines = vec![(format!("Against the baseline ({})", b.source_text()), false)];
+    if let Some(note) = &b.note {
+        lines.push((format!("  {note}"), false));
+    }
+    if b.deviations.is_empty() {
+        lines.push((
+            format!(
+                "  every metric within its band ({} compared)",
+                b.metrics.len()
+            ),
+            false,
+        ));
+    }
+    for d in b.deviations.iter().take(MAX_DEVIATIONS) {
+        lines.push((format!("  {}", d.text), true));
+    }
+    if b.deviations.len() > MAX_DEVIATIONS {
+        lines.push((
+            format!(
+                "  and {} more (see the summary)",
+                b.deviations.len() - MAX_DEVIATIONS
+            ),
+            false,
+        ));
+    }
+    lines
 }
 
 /// The top part (1): throughput, averaged down to at most [`MAX_POINTS`] points, with

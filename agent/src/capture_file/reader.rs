@@ -145,6 +145,8 @@ pub struct Packet<'a> {
     pub interface_id: u32,
     /// Link type of that interface.
     pub link_type: u32,
+    /// That interface's `if_name`, when the file records one (pcapng).
+    pub interface_name: Option<&'a str>,
     /// Nanoseconds since the epoch.
     pub ts_ns: i64,
     /// Length on the wire.
@@ -383,6 +385,7 @@ impl<R: Read> Reader<R> {
         Ok(Some(Packet {
             interface_id: 0,
             link_type: self.interfaces.first().map_or(0, |i| i.link_type),
+            interface_name: None,
             ts_ns: i64::from(secs) * 1_000_000_000 + frac_ns,
             orig_len,
             data: &self.buf()[..n],
@@ -474,6 +477,7 @@ impl<R: Read> Reader<R> {
                     return Ok(Some(Packet {
                         interface_id: if_id,
                         link_type,
+                        interface_name: iface.name.as_deref(),
                         ts_ns,
                         orig_len,
                         data: &self.buf()[20..20 + caplen],
@@ -499,6 +503,7 @@ impl<R: Read> Reader<R> {
                     return Ok(Some(Packet {
                         interface_id: 0,
                         link_type,
+                        interface_name: iface.name.as_deref(),
                         ts_ns: 0,
                         orig_len,
                         data: &self.buf()[4..4 + caplen],

@@ -6,7 +6,8 @@
 //! ([`super::catalog::Filter`]), each with its hosts, and for each host
 //! its trigger lines, the window's completeness, the SVG timeline (`<img>`, so a
 //! script inside an uploaded SVG never runs), the key findings of
-//! `summary.json` when present, and download links. Every value from an upload
+//! `summary.json` when present (and the worst metrics that left the host's
+//! baseline band, when it was compared with one), and download links. Every value from an upload
 //! is HTML-escaped. A directory is scanned per request (the page is for
 //! people, not for load); a bucket is read as [`super::bucket`] says.
 
@@ -24,6 +25,8 @@ use super::store::safe_name;
 use super::{Collector, Storage};
 /// Most findings shown per capture.
 pub const MAX_FINDINGS: usize = 12;
+/// Most baseline deviations shown per capture.
+pub const MAX_DEVIATIONS: usize = 5;
 
 /// Escape text for HTML content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -254,6 +257,7 @@ fn render_host(h: &mut String, inc: &IncidentView, host: &HostView) {
     }
     if let Some(summary) = &host.summary {
         render_findings(h, summary);
+        render_baseline(h, summary);
     }
     h.push_str("<ul class=\"files\">\n");
     for (name, len) in &host.files {
@@ -325,6 +329,43 @@ fn render_findings(h: &mut String, summary: &Value) {
     h.push_str("<h4>Key findings</h4>\n<ul class=\"findings\">\n");
     for x in f {
         h.push_str(&format!("<li>{}</li>\n", esc(&x)));
+    }
+    h.push_str("</ul>\n");
+}
+
+/// The worst metrics of the summary that left their baseline band (the
+/// `baseline.deviations[].text` of `tripcap analyze`'s schema 5), when it
+/// was compared with one.
+fn baseline_deviations(summary: &Value) -> Option<Vec<String>> {
+    let b = summary.get("baseline")?;
+    Some(
+        b.get("deviations")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| str_at(d, "text"))
+                    .map(str::to_string)
+                    .take(MAX_DEVIATIONS)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
+}
+
+/// "Against the baseline": the worst deviations, or that every metric was
+/// within its band.
+fn render_baseline(h: &mut String, summary: &Value) {
+    let Some(d) = baseline_deviations(summary) else {
+        return;
+    };
+    h.push_str("<h4>Against the baseline</h4>\n");
+    if d.is_empty() {
+        h.push_str("<p class=\"baseline\">Every metric within its band.</p>\n");
+        return;
+    }
+    h.push_str("<ul class=\"baseline\">\n");
+    for x in d {
+        h.push_str(&format!("<li class=\"bad\">{}</li>\n", esc(&x)));
     }
     h.push_str("</ul>\n");
 }
@@ -439,5 +480,24 @@ mod tests {
         ]}});
         assert_eq!(findings(&v), ["[error] PSN gap on QP 0x11", "plain"]);
         assert!(findings(&serde_json::json!({})).is_empty());
+    }
+
+    #[test]
+    fn baseline_deviations_are_shown_escaped() {
+        let v: Value = serde_json::json!({"baseline": {"deviations": [
+            {"metric": "cnp_per_s", "text": "cnp_per_s 48/s on <eth0> class 26: the baseline median is 0"},
+            {"metric": "x"}
+        ]}});
+        let mut h = String::new();
+        render_baseline(&mut h, &v);
+        assert!(h.contains("<h4>Against the baseline</h4>"), "{h}");
+        assert!(h.contains("cnp_per_s 48/s on &lt;eth0&gt; class 26"), "{h}");
+        assert_eq!(h.matches("<li").count(), 1, "{h}");
+        let mut h = String::new();
+        render_baseline(&mut h, &serde_json::json!({"baseline": {"deviations": []}}));
+        assert!(h.contains("Every metric within its band."), "{h}");
+        let mut h = String::new();
+        render_baseline(&mut h, &serde_json::json!({"findings": []}));
+        assert!(h.is_empty());
     }
 }

@@ -208,7 +208,10 @@ impl Writer {
         if self.plan.options.reports {
             // The analysis and picture go beside the capture before the sidecar,
             // whose presence marks the unit complete. A failure loses only them.
-            if let Err(e) = crate::analyze::write_capture_report_with(&final_path, &report) {
+            let baseline = self.plan.options.baseline.as_ref().and_then(|b| b.get());
+            if let Err(e) =
+                crate::analyze::write_capture_report_with(&final_path, &report, baseline.as_deref())
+            {
                 tracing::warn!(file = %final_path.display(), error = %e, "capture written, but its report could not be");
             }
         }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyze::track::{NakKind, PsnStep, Tracker};
 use crate::analyze::whole::roce_payload_len;
+use crate::capture_file::reader::Packet;
 use crate::wire::{self, Frame};
 
 /// Upper bounds of the frame-size histogram's buckets (the last is open).
@@ -129,6 +130,25 @@ impl Summary {
         }
         m
     }
+
+    /// How many events a rate metric of [`Summary::metrics`] counts: frames for
+    /// `packets_per_s` and `bits_per_s`, the events themselves for the others
+    /// (`None` for metrics that are not rates).
+    pub fn events(&self, metric: &str) -> Option<u64> {
+        Some(match metric {
+            "packets_per_s" | "bits_per_s" => self.packets,
+            "cnp_per_s" => self.cnp,
+            "ecn_ce_per_s" => self.ecn_ce,
+            "nak_seq_per_s" => self.nak_seq,
+            "nak_rnr_per_s" => self.nak_rnr,
+            "nak_other_per_s" => self.nak_other,
+            "go_back_n_per_s" => self.go_back_n,
+            "duplicates_per_s" => self.duplicates,
+            "pfc_frames_per_s" => self.pfc_frames.iter().sum(),
+            "arp_per_s" => self.arp,
+            _ => return None,
+        })
+    }
 }
 
 /// The running interval of one interface.
@@ -145,10 +165,17 @@ struct Open {
 /// Most latencies kept per interval (a sample beyond that).
 const MAX_LATENCIES: usize = 65_536;
 
+/// The interface name of packets whose file records none (classic pcap).
+pub const UNNAMED_INTERFACE: &str = "capture";
+
 /// Cuts packets into intervals of `interval_ns` per interface and summarises them.
 pub struct Summarizer {
     interval_ns: i64,
+    /// One interval holding everything ([`Summarizer::whole`]).
+    whole: bool,
     open: BTreeMap<String, Open>,
+    /// Names of interfaces without an `if_name`, by interface id (made once each).
+    unnamed: Vec<String>,
 }
 
 impl Summarizer {
@@ -156,8 +183,59 @@ impl Summarizer {
     pub fn new(interval_ns: i64) -> Summarizer {
         Summarizer {
             interval_ns: interval_ns.max(1_000_000),
+            whole: false,
             open: BTreeMap::new(),
+            unnamed: Vec::new(),
         }
+    }
+
+    /// One interval per interface for everything it is given, whatever the
+    /// times: a whole capture, closed by [`Summarizer::finish_whole`] with the
+    /// span the rates are over. [`Summarizer::tick`] closes nothing.
+    pub fn whole() -> Summarizer {
+        Summarizer {
+            whole: true,
+            ..Summarizer::new(i64::MAX)
+        }
+    }
+
+    /// Closes a [`Summarizer::whole`]: every interface and class as one summary
+    /// from `start_ns` to `end_ns` (its rates are over that span).
+    pub fn finish_whole(&mut self, start_ns: i64, end_ns: i64) -> Vec<Summary> {
+        let open = std::mem::take(&mut self.open);
+        let mut out = Vec::new();
+        for (k, mut o) in open {
+            o.start_ns = start_ns;
+            out.extend(self.close(&k, o, end_ns).map(|mut s| {
+                s.start_ns = start_ns;
+                s
+            }));
+        }
+        out
+    }
+
+    /// A packet read from a capture file: its interface is the file's
+    /// `if_name`, else [`UNNAMED_INTERFACE`] (interface 0) or `capture<id>`;
+    /// `ts` is its time (the caller may prefer a hardware stamp in the frame).
+    pub fn capture_packet(&mut self, p: &Packet<'_>, ts: i64) -> Vec<Summary> {
+        if let Some(name) = p.interface_name {
+            return self.packet(name, p.link_type, ts, p.data, p.orig_len);
+        }
+        let id = p.interface_id as usize;
+        while self.unnamed.len() <= id.min(4096) {
+            let n = self.unnamed.len();
+            self.unnamed.push(if n == 0 {
+                UNNAMED_INTERFACE.to_string()
+            } else {
+                format!("{UNNAMED_INTERFACE}{n}")
+            });
+        }
+        // Taken out for the call (no allocation), put back after it.
+        let names = std::mem::take(&mut self.unnamed);
+        let name = names.get(id).or(names.last()).map_or("", String::as_str);
+        let out = self.packet(name, p.link_type, ts, p.data, p.orig_len);
+        self.unnamed = names;
+        out
     }
 
     /// One captured frame at `ts` on `interface` (`orig_len` on the wire).
@@ -170,7 +248,11 @@ impl Summarizer {
         data: &[u8],
         orig_len: u32,
     ) -> Vec<Summary> {
-        let start = ts - ts.rem_euclid(self.interval_ns);
+        let start = if self.whole {
+            0
+        } else {
+            ts - ts.rem_euclid(self.interval_ns)
+        };
         let mut closed = Vec::new();
         if self
             .open
@@ -266,10 +348,13 @@ impl Summarizer {
     /// Close every interval that ends at or before `now_ns` (the capture
     /// clock's watermark), for interfaces that went quiet.
     pub fn tick(&mut self, now_ns: i64) -> Vec<Summary> {
+        if self.whole {
+            return Vec::new();
+        }
         let due: Vec<String> = self
             .open
             .iter()
-            .filter(|(_, o)| o.start_ns + self.interval_ns <= now_ns)
+            .filter(|(_, o)| o.start_ns.saturating_add(self.interval_ns) <= now_ns)
             .map(|(k, _)| k.clone())
             .collect();
         let mut out = Vec::new();
@@ -281,19 +366,20 @@ impl Summarizer {
         out
     }
 
-    fn finish(&self, _interface: &str, mut o: Open) -> Vec<Summary> {
-        let end = o.start_ns + self.interval_ns;
+    fn finish(&self, interface: &str, o: Open) -> Vec<Summary> {
+        let end = o.start_ns.saturating_add(self.interval_ns);
+        self.close(interface, o, end).collect()
+    }
+
+    fn close(&self, _interface: &str, mut o: Open, end_ns: i64) -> impl Iterator<Item = Summary> {
         let ack = percentiles(&mut o.latencies);
-        o.classes
-            .into_values()
-            .map(|mut s| {
-                s.end_ns = end;
-                if s.class != NO_CLASS {
-                    s.ack_us = ack;
-                }
-                s
-            })
-            .collect()
+        o.classes.into_values().map(move |mut s| {
+            s.end_ns = end_ns;
+            if s.class != NO_CLASS {
+                s.ack_us = ack;
+            }
+            s
+        })
     }
 }
 

@@ -10,6 +10,7 @@ use super::{
     ArpStats, ConnStats, Episode, Event, EventKind, Report, Silence, ANSWER_GRACE_NS, MAX_EPISODES,
     MAX_EVENTS, SCHEMA_VERSION, SILENCE_MIN_NS, STALL_MIN_NS,
 };
+use crate::analyze::baseline::Summarizer;
 use crate::analyze::throughput::Fragments;
 use crate::analyze::track::{NakKind, PsnStep, Step, Tracker};
 use crate::analyze::whole::{roce_payload_len, Pauses, Sizes, Timeline};
@@ -52,6 +53,9 @@ pub(super) struct Analysis {
     fragments: Fragments,
     first_ns: i64,
     last_ns: i64,
+    /// The whole-window summary per interface and class, when a baseline will
+    /// be compared ([`Analysis::summarize`]).
+    summarizer: Option<Summarizer>,
 }
 
 impl Default for Analysis {
@@ -69,11 +73,18 @@ impl Default for Analysis {
             fragments: Fragments::default(),
             first_ns: i64::MAX,
             last_ns: i64::MIN,
+            summarizer: None,
         }
     }
 }
 
 impl Analysis {
+    /// Also summarises the whole capture per interface and class (for a
+    /// baseline comparison; [`Report::summaries`]).
+    pub(super) fn summarize(&mut self) {
+        self.summarizer = Some(Summarizer::whole());
+    }
+
     /// Accounts one frame: the whole-capture figures, then by its class.
     #[inline]
     pub(super) fn packet(&mut self, p: &Packet<'_>) {
@@ -84,6 +95,10 @@ impl Analysis {
         self.last_ns = self.last_ns.max(ts);
         self.timeline.add(ts, u64::from(p.orig_len));
         self.sizes.add_frame(p.orig_len);
+        if let Some(s) = &mut self.summarizer {
+            // Whole: never closes an interval, so nothing is returned (or allocated).
+            let _ = s.capture_packet(p, ts);
+        }
         match frame {
             Frame::Roce(r) => self.roce(ts, p, &r),
             Frame::MacControl(m) => {
@@ -164,6 +179,10 @@ impl Analysis {
         }
         let arp = arp_in_silences(self.frames.arp, &self.arp_times, &self.conns);
         let (connections, events) = worst_first(self.conns, self.events.list);
+        let summaries = self
+            .summarizer
+            .as_mut()
+            .map(|s| s.finish_whole(first_ns, last_ns));
         Report {
             schema: "tripcap.analyze.connections",
             version: SCHEMA_VERSION,
@@ -184,6 +203,8 @@ impl Analysis {
             connections,
             events,
             events_dropped: self.events.dropped,
+            summaries,
+            baseline: None,
         }
     }
 }
