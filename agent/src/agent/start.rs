@@ -234,6 +234,19 @@ fn resolve_trigger_at(
         .collect()
 }
 
+/// What the recorder is made of besides the config, the ring and the sources.
+struct RecorderInputs {
+    host: String,
+    triggers: TriggerTable,
+    /// With `[fleet]`: the book of incidents and where opened windows are announced.
+    fleet: Option<(
+        Arc<crate::fleet::FleetBook>,
+        UnboundedSender<crate::recorder::Opened>,
+    )>,
+    /// The host's baseline, which windows compare their captures with.
+    baseline: Option<crate::analyze::baseline::SharedProfile>,
+}
+
 /// What has started so far, for stopping it when a later part fails.
 struct Starting {
     tasks: Tasks,
@@ -303,12 +316,14 @@ impl Starting {
         };
         let (recorder, done) = self.recorder(
             &config,
-            host.clone(),
-            reg.table,
             &ring,
             &opened,
-            book.as_ref().map(|b| (Arc::clone(b), opened_tx)),
-            baseline.clone(),
+            RecorderInputs {
+                host: host.clone(),
+                triggers: reg.table,
+                fleet: book.as_ref().map(|b| (Arc::clone(b), opened_tx)),
+                baseline: baseline.clone(),
+            },
         );
 
         // Replays wait for their uploads before the run ends, unless interrupted.
@@ -500,16 +515,16 @@ impl Starting {
     fn recorder(
         &self,
         config: &Config,
-        host: String,
-        triggers: TriggerTable,
         ring: &Arc<Ring>,
         opened: &Opened,
-        fleet: Option<(
-            Arc<crate::fleet::FleetBook>,
-            UnboundedSender<crate::recorder::Opened>,
-        )>,
-        baseline: Option<crate::analyze::baseline::SharedProfile>,
+        inputs: RecorderInputs,
     ) -> (Arc<Recorder>, UnboundedReceiver<CaptureOutcome>) {
+        let RecorderInputs {
+            host,
+            triggers,
+            fleet,
+            baseline,
+        } = inputs;
         let (done_tx, done_rx) = unbounded_channel();
         let (book, announce) = fleet.unzip();
         let recorder = Recorder::new(RecorderParts {
