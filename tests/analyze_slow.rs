@@ -52,6 +52,27 @@ fn flow_frames(
     out
 }
 
+/// `frames` with their IPv4 DSCP set to `dscp` (ECN bits kept, checksum redone).
+fn with_dscp(mut frames: Vec<(i64, Vec<u8>)>, dscp: u8) -> Vec<(i64, Vec<u8>)> {
+    for (_, f) in &mut frames {
+        if f.len() < 34 || f[12..14] != [0x08, 0x00] {
+            continue;
+        }
+        f[15] = (dscp << 2) | (f[15] & 3);
+        f[24] = 0;
+        f[25] = 0;
+        let mut sum: u32 = f[14..34]
+            .chunks(2)
+            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    }
+    frames
+}
+
 /// A PFC frame pausing `priority` for `quanta`.
 fn pfc_frame(priority: u8, quanta: u16) -> Vec<u8> {
     let mut f = vec![
@@ -213,7 +234,8 @@ fn small_packets_are_the_limiter_against_the_sidecars_mtu() {
 fn pfc_pauses_are_the_limiter_with_their_time() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("pfc.pcap");
-    let mut frames = flow_frames(4096, 4, 1000, 10_000, START, (A, B), |_| 0);
+    // RoCE in DSCP 26, which the default trust-DSCP mapping puts on priority 3.
+    let mut frames = with_dscp(flow_frames(4096, 4, 1000, 10_000, START, (A, B), |_| 0), 26);
     // Priority 3: an XOFF of 65535 quanta every ms (335.5 µs at 100 Gb/s), a refresh
     // 100 µs into the first one (overlap: counted once), and one XON.
     for i in 0..10 {
@@ -226,7 +248,29 @@ fn pfc_pauses_are_the_limiter_with_their_time() {
     assert_eq!(limiter(&j), "pfc_pauses", "{}", j["throughput"]);
     let p = &j["throughput"]["pauses"][0];
     assert_eq!(p["priority"], 3);
+    assert_eq!(p["carries_roce"], true);
     assert_eq!(p["xoff"], 11);
+    // The priority the RoCE traffic travels on: every RoCE packet, as tshark counts
+    // them in DSCP 26.
+    let dscp26 = common::tshark_fields(
+        &file,
+        Some("infiniband && ip.dsfield.dscp == 26"),
+        &["frame.number"],
+    )
+    .lines()
+    .filter(|l| !l.is_empty())
+    .count() as u64;
+    assert_eq!(
+        j["throughput"]["roce_priorities"],
+        serde_json::json!([{"priority": 3, "packets": dscp26, "basis": "dscp", "dscp": 26}])
+    );
+    assert!(
+        j["throughput"]["verdict"]["evidence"]
+            .as_str()
+            .is_some_and(|e| e.contains("the RoCE traffic's priority (DSCP 26 → priority 3)")),
+        "{}",
+        j["throughput"]["verdict"]
+    );
     // tshark's quanta of priority 3 summed.
     let quanta: u64 = common::tshark_fields(&file, Some("macc"), &["macc.cbfc.pause_time.c3"])
         .lines()
@@ -253,8 +297,25 @@ fn pfc_pauses_are_the_limiter_with_their_time() {
         text.contains("PFC priority 3: 11 XOFF, 720885 quanta = 3.455 ms paused"),
         "{text}"
     );
+    assert!(text.contains("; RoCE travels on it"), "{text}");
+    // The verdict is under the picture too.
+    let svg = dir.path().join("pfc.svg");
+    let args = AnalyzeArgs {
+        file: file.clone(),
+        packets: false,
+        json: false,
+        svg: Some(svg.clone()),
+        link_speed: None,
+        baseline: None,
+    };
+    run(&args, &mut Vec::new()).expect("analyze --svg");
+    let svg = std::fs::read_to_string(&svg).expect("svg");
     assert!(
-        text.contains("verdict: pfc pauses: PFC priority 3 paused"),
+        svg.contains("Why slow: pfc pauses: PFC priority 3"),
+        "{svg}"
+    );
+    assert!(
+        text.contains("verdict: pfc pauses: PFC priority 3, the RoCE traffic's priority (DSCP 26 → priority 3) paused"),
         "{text}"
     );
 }
@@ -463,4 +524,29 @@ fn a_link_carrying_nearly_its_speed_is_saturated() {
     );
     let j = json_of(&file, Some(&format!("{:.4}Gb/s", wire_gbps / 0.75)));
     assert_eq!(limiter(&j), "none", "{}", j["throughput"]);
+}
+
+#[test]
+fn pfc_pauses_of_a_priority_without_roce_are_not_the_limiter() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("pfc-other.pcap");
+    // RoCE in DSCP 26 (priority 3); the pauses hit priority 5.
+    let mut frames = with_dscp(flow_frames(4096, 4, 1000, 10_000, START, (A, B), |_| 0), 26);
+    for i in 0..10 {
+        frames.push((START + 50_000 + i * 1_000_000, pfc_frame(5, 65535)));
+    }
+    write(&file, frames);
+    let j = json_of(&file, Some("100Gb/s"));
+    assert_eq!(limiter(&j), "none", "{}", j["throughput"]);
+    let p = &j["throughput"]["pauses"][0];
+    assert_eq!(
+        (p["priority"].as_u64(), p["carries_roce"].as_bool()),
+        (Some(5), Some(false))
+    );
+    let also = j["throughput"]["verdict"]["also"].to_string();
+    assert!(
+        also.contains("PFC priority 5 paused")
+            && also.contains("no RoCE packet travelled on it (RoCE: DSCP 26 → priority 3)"),
+        "{also}"
+    );
 }

@@ -324,6 +324,12 @@ fn collector_page_in_headless_chromium() {
         "{dom}"
     );
     assert!(dom.contains("PSN gap on QP 0x11"), "{dom}");
+    // The "why slow" verdict of the summary, under its heading.
+    assert!(
+        dom.contains("<h4>Why slow</h4>")
+            && dom.contains("pfc pauses</b>: PFC priority 3 paused 12.500 ms"),
+        "{dom}"
+    );
     assert!(
         dom.contains(&format!("/files/{incident}/node7/{incident}.svg")),
         "{dom}"

@@ -442,7 +442,7 @@ pub fn write_unit(dir: &Path, incident: &str, host: &str, at_ns: i64, line: &str
     .expect("write");
     std::fs::write(
         dir.join(format!("{incident}.summary.json")),
-        r#"{"findings":[{"severity":"error","text":"PSN gap on QP 0x11 at +0.412 s"}]}"#,
+        r#"{"findings":[{"severity":"error","text":"PSN gap on QP 0x11 at +0.412 s"}],"throughput":{"verdict":{"limiter":"pfc_pauses","evidence":"PFC priority 3 paused 12.500 ms of the capture's 40.000 ms (31.2 %)","also":[]}}}"#,
     )
     .expect("write");
     let sidecar = serde_json::json!({

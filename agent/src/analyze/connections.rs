@@ -39,7 +39,7 @@ use super::baseline::Summary;
 use super::context::{CaptureContext, Reference};
 use super::finding::Finding;
 use super::throughput::{Fragments, Throughput, Volume};
-use super::whole::{Pauses, Sizes, Timeline};
+use super::whole::{Pauses, RocePriorities, Sizes, Timeline};
 use crate::capture_file::reader::{self, Reader};
 use crate::wire::FrameCounts;
 
@@ -278,6 +278,9 @@ pub struct Report {
     pub sizes: Sizes,
     /// PFC per priority and 802.3x PAUSE.
     pub pauses: Pauses,
+    /// The priorities RoCE packets travelled on (for tying PFC pauses to them).
+    #[serde(skip)]
+    pub roce_priorities: RocePriorities,
     /// ARP.
     pub arp: ArpStats,
     /// "Why slow": goodput, sizes, pause time, re-sent bytes, CNP cuts and the verdict

@@ -76,7 +76,7 @@ pub fn throughput_of(r: &Report) -> Throughput {
     });
     throughput::compute(
         conns,
-        &r.pauses,
+        (&r.pauses, &r.roce_priorities),
         (r.first_ns, r.last_ns),
         link,
         r.capture.as_ref().and_then(|c| c.mtu),

@@ -132,7 +132,8 @@ fn draw(r: &Report, buf: &mut String) -> DrawResult {
     let lanes = &busy[..busy.len().min(MAX_LANES)];
     let rows = KINDS.len() + lanes.len();
     let bottom_h = 50 + ROW_H * rows as u32 + 40;
-    let lines = baseline_lines(r);
+    let mut lines = verdict_lines(r);
+    lines.extend(baseline_lines(r));
     let base_h = if lines.is_empty() {
         0
     } else {
@@ -161,6 +162,33 @@ fn draw(r: &Report, buf: &mut String) -> DrawResult {
 
 /// Height of a line of text under the picture.
 const LINE_H: u32 = 20;
+
+/// Characters of a line under the picture before it wraps.
+const LINE_CHARS: usize = 150;
+
+/// "Why slow": the verdict's limiter and evidence under the picture (flagged when
+/// something limits), wrapped at word boundaries; nothing without RoCE data.
+fn verdict_lines(r: &Report) -> Vec<(String, bool)> {
+    let v = &r.throughput.verdict;
+    if r.throughput.link.is_none() || r.throughput.directions.is_empty() {
+        return Vec::new();
+    }
+    let text = format!("Why slow: {}: {}", v.limiter.replace('_', " "), v.evidence);
+    let bad = v.limiter != "none";
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > LINE_CHARS {
+            lines.push((std::mem::take(&mut line), bad));
+            line.push_str("   ");
+        } else if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push((line, bad));
+    lines
+}
 
 /// The lines under the picture when the report has a baseline: where it came from,
 /// then the worst [`MAX_DEVIATIONS`] metrics that left their band (flagged `true`), or

@@ -31,7 +31,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::track::PsnStep;
-use super::whole::{PauseFrame, Pauses, IB_MTUS};
+use super::whole::{PauseFrame, Pauses, RocePriorities, IB_MTUS};
 use crate::wire::bth::psn_distance;
 use crate::wire::{Ipv4Fragment, ROCE_V2_PORT};
 
@@ -263,11 +263,67 @@ pub struct Direction {
     pub cnps_per_s: Option<f64>,
 }
 
+/// A priority RoCE traffic travelled on, and how that is known.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RocePriority {
+    /// Priority 0–7.
+    pub priority: u8,
+    /// RoCE packets on it.
+    pub packets: u64,
+    /// `vlan_pcp` (the 802.1Q tag says it) or `dscp` (untagged: the DSCP, which the
+    /// default "trust DSCP" mapping puts on priority DSCP / 8).
+    pub basis: &'static str,
+    /// The DSCP, for `basis = dscp`.
+    pub dscp: Option<u8>,
+}
+
+impl RocePriority {
+    fn words(&self) -> String {
+        match self.dscp {
+            Some(d) => format!("DSCP {d} → priority {}", self.priority),
+            None => format!("VLAN PCP {}", self.priority),
+        }
+    }
+}
+
+/// The priorities of `p`, most packets first.
+fn roce_priorities(p: &RocePriorities) -> Vec<RocePriority> {
+    let mut out: Vec<RocePriority> = p
+        .pcp
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(pcp, n)| RocePriority {
+            priority: pcp as u8,
+            packets: *n,
+            basis: "vlan_pcp",
+            dscp: None,
+        })
+        .chain(
+            p.dscp
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(d, n)| RocePriority {
+                    priority: (d >> 3) as u8,
+                    packets: *n,
+                    basis: "dscp",
+                    dscp: Some(d as u8),
+                }),
+        )
+        .collect();
+    out.sort_by(|a, b| b.packets.cmp(&a.packets));
+    out
+}
+
 /// Time one priority was paused.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PausedPriority {
     /// PFC priority 0–7; null for 802.3x PAUSE (all traffic).
     pub priority: Option<u8>,
+    /// Whether RoCE packets travel on this priority (see `roce_priorities`); null
+    /// for 802.3x PAUSE (it pauses everything) or when the capture has no RoCE.
+    pub carries_roce: Option<bool>,
     /// XOFF frames.
     pub xoff: u64,
     /// Sum of their quanta.
@@ -345,6 +401,8 @@ pub struct Throughput {
     pub retransmitted_bytes: u64,
     /// `retransmitted_bytes` / `goodput_bytes`.
     pub retransmitted_share: Option<f64>,
+    /// The priorities the RoCE traffic travelled on, most packets first.
+    pub roce_priorities: Vec<RocePriority>,
     /// Per priority with XOFF frames (and 802.3x).
     pub pauses: Vec<PausedPriority>,
     /// Pause requests beyond the ones remembered (their time is not counted).
@@ -375,7 +433,7 @@ fn share(part: f64, whole: f64) -> Option<f64> {
 /// Computes the section.
 pub fn compute<'a>(
     conns: impl IntoIterator<Item = ConnInput<'a>>,
-    pauses: &Pauses,
+    (pauses, priorities): (&Pauses, &RocePriorities),
     (first_ns, last_ns): (i64, i64),
     link: Link,
     configured_mtu: Option<u32>,
@@ -393,12 +451,36 @@ pub fn compute<'a>(
     t.goodput_bytes = t.directions.iter().map(|d| d.goodput_bytes).sum();
     t.retransmitted_bytes = t.directions.iter().map(|d| d.retransmitted_bytes).sum();
     t.retransmitted_share = share(t.retransmitted_bytes as f64, t.goodput_bytes as f64);
+    t.roce_priorities = roce_priorities(priorities);
     t.pauses = paused(pauses, first_ns, last_ns, link);
+    if !t.roce_priorities.is_empty() {
+        for p in &mut t.pauses {
+            p.carries_roce = p
+                .priority
+                .map(|x| t.roce_priorities.iter().any(|r| r.priority == x));
+        }
+    }
     t.pause_frames_not_timed = pauses.frames_dropped;
     t.cnp_cuts = cnp_cuts(&conns);
     t.mtu_mismatches = mtu_mismatches(&t.directions);
     let resends = conns.iter().map(|c| c.resends).sum();
     t.verdict = verdict(&t, resends, (last_ns - first_ns).max(0));
+    for p in t
+        .pauses
+        .iter()
+        .filter(|p| p.carries_roce == Some(false) && p.paused_share >= PAUSED_SHARE)
+    {
+        t.verdict.also.push(format!(
+            "PFC priority {} paused {} of the capture, but no RoCE packet travelled on it (RoCE: {}): it held other traffic",
+            p.priority.unwrap_or_default(),
+            pct(p.paused_share),
+            t.roce_priorities
+                .iter()
+                .map(RocePriority::words)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let stalls: u64 = conns.iter().map(|c| c.stalls).sum();
     if stalls > 0 {
         t.verdict.also.push(format!(
@@ -522,6 +604,7 @@ fn paused(pauses: &Pauses, first_ns: i64, last_ns: i64, link: Link) -> Vec<Pause
             let paused_ns = paused_ns(&frames, link.gbps, last_ns);
             PausedPriority {
                 priority,
+                carries_roce: None,
                 xoff: c.xoff,
                 quanta: c.quanta,
                 paused_ns,
@@ -642,12 +725,18 @@ fn limiters(t: &Throughput, resends: u64, span_ns: i64) -> Vec<(f64, &'static st
     if let Some(p) = t
         .pauses
         .iter()
-        .filter(|p| p.paused_share >= PAUSED_SHARE)
+        .filter(|p| p.paused_share >= PAUSED_SHARE && p.carries_roce != Some(false))
         .max_by(|a, b| a.paused_share.total_cmp(&b.paused_share))
     {
-        let which = p
-            .priority
-            .map_or("802.3x PAUSE".to_owned(), |x| format!("PFC priority {x}"));
+        let on = t
+            .roce_priorities
+            .iter()
+            .find(|r| Some(r.priority) == p.priority)
+            .map(|r| format!(", the RoCE traffic's priority ({})", r.words()))
+            .unwrap_or_default();
+        let which = p.priority.map_or("802.3x PAUSE".to_owned(), |x| {
+            format!("PFC priority {x}{on}")
+        });
         out.push((
             p.paused_share / PAUSED_SHARE,
             "pfc_pauses",
@@ -817,16 +906,29 @@ pub fn write_text(t: &Throughput, out: &mut dyn Write) -> io::Result<()> {
                 .map_or(String::new(), |r| format!(" ({r:.0}/s)"))
         )?;
     }
+    if !t.roce_priorities.is_empty() {
+        let on: Vec<String> = t
+            .roce_priorities
+            .iter()
+            .map(|r| format!("{} ({} packets)", r.words(), r.packets))
+            .collect();
+        writeln!(out, "  RoCE travels on: {}", on.join(", "))?;
+    }
     for p in &t.pauses {
         writeln!(
             out,
-            "  {}: {} XOFF, {} quanta = {:.3} ms paused ({} of the capture)",
+            "  {}: {} XOFF, {} quanta = {:.3} ms paused ({} of the capture){}",
             p.priority
                 .map_or("802.3x PAUSE".to_owned(), |x| format!("PFC priority {x}")),
             p.xoff,
             p.quanta,
             p.paused_ns as f64 / 1e6,
-            pct(p.paused_share)
+            pct(p.paused_share),
+            match p.carries_roce {
+                Some(true) => "; RoCE travels on it",
+                Some(false) => "; no RoCE on it",
+                None => "",
+            }
         )?;
     }
     for c in &t.cnp_cuts {

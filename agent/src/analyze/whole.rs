@@ -210,6 +210,37 @@ pub struct PauseFrame {
     pub quanta: u16,
 }
 
+/// The priorities RoCE packets travel on: by VLAN PCP when tagged, else by
+/// their DSCP (which a NIC and switch in "trust DSCP" mode map to a priority).
+#[derive(Debug, Clone)]
+pub struct RocePriorities {
+    /// Tagged RoCE packets per PCP.
+    pub pcp: [u64; 8],
+    /// Untagged RoCE packets per DSCP.
+    pub dscp: [u64; 64],
+}
+
+impl Default for RocePriorities {
+    fn default() -> RocePriorities {
+        RocePriorities {
+            pcp: [0; 8],
+            dscp: [0; 64],
+        }
+    }
+}
+
+impl RocePriorities {
+    /// Counts one RoCE packet.
+    #[inline]
+    pub fn add(&mut self, r: &crate::wire::Roce<'_>) {
+        match (&r.vlan, r.dscp) {
+            (Some(v), _) => self.pcp[usize::from(v.pcp & 7)] += 1,
+            (None, Some(d)) => self.dscp[usize::from(d & 63)] += 1,
+            (None, None) => {}
+        }
+    }
+}
+
 /// PFC (802.1Qbb) per priority and 802.3x PAUSE.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Pauses {

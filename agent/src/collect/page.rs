@@ -257,6 +257,7 @@ fn render_host(h: &mut String, inc: &IncidentView, host: &HostView) {
     }
     if let Some(summary) = &host.summary {
         render_findings(h, summary);
+        render_verdict(h, summary);
         render_baseline(h, summary);
     }
     h.push_str("<ul class=\"files\">\n");
@@ -331,6 +332,30 @@ fn render_findings(h: &mut String, summary: &Value) {
         h.push_str(&format!("<li>{}</li>\n", esc(&x)));
     }
     h.push_str("</ul>\n");
+}
+
+/// "Why slow": the throughput verdict's limiter and evidence (`throughput.verdict`
+/// of `tripcap analyze`'s schema 4 on), when the capture had RoCE data.
+fn render_verdict(h: &mut String, summary: &Value) {
+    let Some(v) = summary.get("throughput").and_then(|t| t.get("verdict")) else {
+        return;
+    };
+    let (Some(limiter), Some(evidence)) = (str_at(v, "limiter"), str_at(v, "evidence")) else {
+        return;
+    };
+    if evidence == "no RoCE data packets" {
+        return;
+    }
+    let class = if limiter == "none" {
+        ""
+    } else {
+        " class=\"bad\""
+    };
+    h.push_str(&format!(
+        "<h4>Why slow</h4>\n<p class=\"verdict\"><b{class}>{}</b>: {}</p>\n",
+        esc(&limiter.replace('_', " ")),
+        esc(evidence)
+    ));
 }
 
 /// The worst metrics of the summary that left their baseline band (the
@@ -480,6 +505,27 @@ mod tests {
         ]}});
         assert_eq!(findings(&v), ["[error] PSN gap on QP 0x11", "plain"]);
         assert!(findings(&serde_json::json!({})).is_empty());
+    }
+
+    #[test]
+    fn the_verdict_is_shown_escaped_and_not_without_data() {
+        let mut h = String::new();
+        render_verdict(
+            &mut h,
+            &serde_json::json!({"throughput": {"verdict": {
+                "limiter": "pfc_pauses", "evidence": "PFC priority 3 paused <b>5 ms</b>"}}}),
+        );
+        assert_eq!(
+            h,
+            "<h4>Why slow</h4>\n<p class=\"verdict\"><b class=\"bad\">pfc pauses</b>: PFC priority 3 paused &lt;b&gt;5 ms&lt;/b&gt;</p>\n"
+        );
+        let mut h = String::new();
+        render_verdict(
+            &mut h,
+            &serde_json::json!({"throughput": {"verdict": {
+                "limiter": "none", "evidence": "no RoCE data packets"}}}),
+        );
+        assert!(h.is_empty(), "{h}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::{
 use crate::analyze::baseline::Summarizer;
 use crate::analyze::throughput::Fragments;
 use crate::analyze::track::{NakKind, PsnStep, Step, Tracker};
-use crate::analyze::whole::{roce_payload_len, Pauses, Sizes, Timeline};
+use crate::analyze::whole::{roce_payload_len, Pauses, RocePriorities, Sizes, Timeline};
 use crate::capture_file::reader::Packet;
 use crate::wire::bth::{Opcode, Operation};
 use crate::wire::{self, Frame, FrameCounts, Roce};
@@ -48,6 +48,7 @@ pub(super) struct Analysis {
     timeline: Timeline,
     sizes: Sizes,
     pauses: Pauses,
+    priorities: RocePriorities,
     arp_times: Vec<i64>,
     events: Events,
     fragments: Fragments,
@@ -68,6 +69,7 @@ impl Default for Analysis {
             timeline: Timeline::default(),
             sizes: Sizes::default(),
             pauses: Pauses::default(),
+            priorities: RocePriorities::default(),
             arp_times: Vec::new(),
             events: Events::default(),
             fragments: Fragments::default(),
@@ -127,6 +129,7 @@ impl Analysis {
     #[inline]
     fn roce(&mut self, ts: i64, p: &Packet<'_>, r: &Roce<'_>) {
         let step = self.tracker.packet(ts, r);
+        self.priorities.add(r);
         let bth = r.transport.bth();
         if step.new_conn {
             self.conns.push(ConnStats {
@@ -195,6 +198,7 @@ impl Analysis {
             timeline: self.timeline,
             sizes: self.sizes,
             pauses: self.pauses,
+            roce_priorities: self.priorities,
             arp,
             throughput: Default::default(),
             fragments: self.fragments,
