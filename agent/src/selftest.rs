@@ -155,6 +155,7 @@ async fn burst(config: &Config) -> Result<String, String> {
     probe.ring.memory_limit = 16 << 20;
     probe.output.dir = dir.path().to_path_buf();
     probe.output.reports = false;
+    probe.baseline.enabled = false; // a probe's burst is not this host's traffic
     probe.output.sysfs_root = config.output.sysfs_root.clone();
     let start = Instant::now();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
