@@ -373,7 +373,10 @@ impl Encoder {
             }
             put_varint(d, u64::from(orig));
             put_varint(d, u64::from(cap));
-            d.extend_from_slice(hdr);
+            let reference = self.model.reference(ctx);
+            for (i, &b) in hdr.iter().enumerate() {
+                d.push(b ^ reference.get(i).copied().unwrap_or(0));
+            }
             let id = self.model.new_flow(ctx, fields, hdr, orig, cap);
             self.flow_ids.insert(flow_key, id);
             return F_NEW_FLOW;
@@ -410,21 +413,18 @@ impl Encoder {
             }
             pred[off..off + 8].copy_from_slice(&hdr[off..off + 8]);
         }
-        let mut resid = [0u8; MAX_HEADER];
-        let mut any = false;
-        for i in 0..hl {
-            resid[i] = hdr[i] ^ pred[i];
-            any |= resid[i] != 0;
-        }
         if let Some(off) = p.ipv4 {
             if let Some(sum) = ipv4_checksum(hdr, off) {
-                let c = sum.to_be_bytes();
-                resid[off + 10] = hdr[off + 10] ^ c[0];
-                resid[off + 11] = hdr[off + 11] ^ c[1];
-                any = resid[..hl].iter().any(|&b| b != 0);
+                pred[off + 10..off + 12].copy_from_slice(&sum.to_be_bytes());
             }
         }
-        if any {
+        let mut resid = [0u8; MAX_HEADER];
+        let mut any = 0u8;
+        for ((r, a), b) in resid[..hl].iter_mut().zip(hdr).zip(&pred[..hl]) {
+            *r = a ^ b;
+            any |= *r;
+        }
+        if any != 0 {
             flags |= F_RESID;
             self.streams[S_RESID].extend_from_slice(&resid[..hl]);
         }
@@ -620,7 +620,10 @@ impl Decoder {
                     return corrupt("captured length");
                 }
                 cap = c as u32;
-                hdr[..hl].copy_from_slice(d.take(hl)?);
+                let reference = model.reference(ctx as u32);
+                for (i, (h, &x)) in hdr[..hl].iter_mut().zip(d.take(hl)?).enumerate() {
+                    *h = x ^ reference.get(i).copied().unwrap_or(0);
+                }
                 model.new_flow(ctx as u32, &fields[..n], &hdr[..hl], orig, cap);
                 tail = pay.take(c - hl)?;
             } else {
@@ -693,7 +696,7 @@ impl Decoder {
                 let x = &mut s[S_EXTRA];
                 prev_iface = u32::try_from(x.varint()?).or(corrupt("interface id"))?;
                 let olen = x.len_at_most(epb_len)?;
-                if olen % 4 != 0 {
+                if !olen.is_multiple_of(4) {
                     return corrupt("option length");
                 }
                 pad = x.take(padn)?;
@@ -782,7 +785,7 @@ fn split_epb(rec: &[u8]) -> Option<EpbParts<'_>> {
     let total = u32_at(4)? as usize;
     let cap = u32_at(20)? as usize;
     let padded = cap.checked_add(pad4(cap))?;
-    if total % 4 != 0 || total < EPB_OVERHEAD.checked_add(padded)? || total > rec.len() {
+    if !total.is_multiple_of(4) || total < EPB_OVERHEAD.checked_add(padded)? || total > rec.len() {
         return None;
     }
     if u32_at(total - 4)? as usize != total {
@@ -914,6 +917,8 @@ impl FlowState {
 /// A queue pair direction: what flows differing only by opcode share.
 #[derive(Debug, Clone, Copy, Default)]
 struct Ctx {
+    /// The flow of the context's latest record.
+    last_flow: u32,
     has_psn: bool,
     psn: u32,
     psn_stride: u32,
@@ -950,6 +955,23 @@ impl Model {
 
     /// Adds a flow (creating its context if `ctx` is new) whose first record has the
     /// headers `hdr`; returns its id.
+    /// The headers a new flow of context `ctx` is coded against: the context's latest
+    /// record (the same queue pair, another opcode), else the latest flow's (another
+    /// queue pair of the same hosts, likely), else nothing.
+    fn reference(&self, ctx: u32) -> &[u8] {
+        let f = match self.ctxs.get(ctx as usize) {
+            Some(c) => self.flows.get(c.last_flow as usize),
+            None => self.flows.last(),
+        };
+        match f {
+            Some(f) => {
+                let start = f.hdr as usize;
+                &self.arena[start..start + usize::from(f.hl)]
+            }
+            None => &[],
+        }
+    }
+
     fn new_flow(&mut self, ctx: u32, fields: &[FieldSpec], hdr: &[u8], orig: u32, cap: u32) -> u32 {
         if ctx as usize == self.ctxs.len() {
             self.ctxs.push(Ctx {
@@ -1023,6 +1045,7 @@ impl Model {
     fn observe_fields(&mut self, f: usize, hdr: &[u8], seen: bool) {
         let flow = &mut self.flows[f];
         let ctx = &mut self.ctxs[flow.ctx as usize];
+        ctx.last_flow = f as u32;
         let start = flow.hdr as usize;
         let old = &self.arena[start..start + hdr.len()];
         for fs in &flow.fields[..usize::from(flow.nfields)] {
