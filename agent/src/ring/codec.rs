@@ -17,8 +17,9 @@
 //! 1. **Flows.** A record whose frame is RoCE (v2 over IPv4/IPv6, v1, native IB; found by
 //!    [`roce_layout`]) belongs to a *flow*: the same link, network and UDP headers, BTH
 //!    destination QP, P_Key and opcode, and the same captured header length. The first
-//!    record of a flow in the block stores its headers whole (the *template*); each later
-//!    one is predicted from the flow's previous headers. Flows that differ only by opcode
+//!    record of a flow in the block stores its headers (the *template*, as the XOR with
+//!    the latest headers of its queue pair, or of the latest flow, so a new opcode costs
+//!    a few bytes); each later one is predicted from the flow's previous headers. Flows that differ only by opcode
 //!    share a *context* (the queue pair direction), which predicts the PSN and the AETH
 //!    MSN: WRITE First, Middle and Last step through one PSN sequence.
 //! 2. **Predictions.** IP total length, IPv6/GRH payload length and UDP length move with
