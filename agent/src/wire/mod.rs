@@ -32,6 +32,7 @@ pub mod cnp;
 pub mod deth;
 pub mod erf;
 pub mod grh;
+pub mod headers_len;
 pub mod ib;
 pub mod ieth;
 pub mod immdt;
@@ -40,6 +41,8 @@ pub mod pfc;
 pub mod rdeth;
 pub mod reth;
 pub mod xrceth;
+
+pub use headers_len::headers_len;
 
 /// A byte range of a header field.
 pub type Field = core::ops::Range<usize>;

@@ -24,6 +24,8 @@
 //! its packets are sealed. Windows close when the lowest watermark passes their
 //! end, which is how a window knows it has every packet it asked for.
 
+pub mod codec;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
