@@ -164,3 +164,112 @@ fn live_capture_holds_exactly_the_window() {
         .expect("stat");
     assert_eq!(mode, 0o600);
 }
+
+/// `--snaplen headers` live on `lo`: every captured packet is cut exactly where
+/// its headers end (`wire::headers_len` of the whole frame, which
+/// tests/ring_codec.rs checks against tshark), its bytes those of tcpdump's full
+/// copy, its original length kept; tshark reads the file.
+#[test]
+fn headers_snaplen_keeps_exactly_the_headers() {
+    const DST_H: Ipv4Addr = Ipv4Addr::new(127, 88, 1, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let log = dir.path().join("job.log");
+    std::fs::write(&log, "").expect("log");
+    let oracle = dir.path().join("oracle.pcap");
+    let filter = format!("udp port {ROCE_PORT} and host {DST_H}");
+    let (mut tcpdump, _) = spawn_ready(
+        Command::new("tcpdump")
+            .args([
+                "-i",
+                "lo",
+                "-n",
+                "-s",
+                "0",
+                "--time-stamp-precision=nano",
+                "-U",
+                "-w",
+            ])
+            .arg(&oracle)
+            .arg(&filter),
+        "listening on",
+        Duration::from_secs(20),
+    );
+    let (mut agent, agent_log) = spawn_ready(
+        tripcap()
+            .args(["run", "-i", "lo", "-f", &filter, "--snaplen", "headers"])
+            .args(["--pattern", "Watchdog caught collective operation timeout"])
+            .args(["--pre", "5s", "--post", "1s", "-o"])
+            .arg(&out)
+            .arg("--log")
+            .arg(&log),
+        "capturing",
+        Duration::from_secs(20),
+    );
+    let sock = UdpSocket::bind(SocketAddr::from((SRC, 0))).expect("bind");
+    let to = SocketAddr::from((DST_H, ROCE_PORT));
+    // 1 KiB segments: WRITE First/Middle/Last with RETH on the first, ACKs back.
+    let mut g = Generator::new(vec![Flow::new(0x3a, 0x4a, 7, 4)], 1024);
+    let mut buf = Vec::new();
+    paced(600, Duration::from_millis(2), |i| {
+        if i == 400 {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .expect("append");
+            writeln!(f, "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE)").expect("write");
+        }
+        g.next_packet(&mut buf).expect("packet");
+        sock.send_to(&buf, to).expect("send");
+    });
+    wait_until(Duration::from_secs(20), "the sidecar", || {
+        sidecars(&out).len() == 1
+    });
+    assert!(
+        interrupt(&mut agent).success(),
+        "{}",
+        agent_log.lock().map(|l| l.clone()).unwrap_or_default()
+    );
+    interrupt(&mut tcpdump);
+
+    let read_all = |path: &std::path::Path| {
+        let f = std::fs::File::open(path).expect("open");
+        let mut r =
+            tripcap::capture_file::reader::Reader::new(std::io::BufReader::new(f)).expect("reader");
+        let mut v = Vec::new();
+        while let Some(p) = r.next_packet().expect("packet") {
+            v.push((p.ts_ns, p.orig_len, p.link_type, p.data.to_vec()));
+        }
+        v
+    };
+    let side = read_sidecar(&sidecars(&out)[0]);
+    let ours = read_all(&out.join(&side.file));
+    let full = read_all(&oracle);
+    assert!(ours.len() >= 300, "{} packets", ours.len());
+    let by_ts: std::collections::HashMap<i64, &(i64, u32, u32, Vec<u8>)> =
+        full.iter().map(|p| (p.0, p)).collect();
+    let mut cut = 0;
+    for (ts, orig, _, data) in &ours {
+        let (_, f_orig, f_link, f_data) = by_ts
+            .get(ts)
+            .unwrap_or_else(|| panic!("packet at {ts} not in tcpdump's capture"));
+        assert_eq!(orig, f_orig, "original length kept");
+        let want = tripcap::wire::headers_len(*f_link, f_data);
+        assert_eq!(data.len(), want, "cut where the headers end");
+        assert_eq!(&data[..], &f_data[..want], "the same bytes");
+        cut += usize::from(want < f_data.len());
+    }
+    assert!(
+        cut > ours.len() / 2,
+        "payloads were cut: {cut} of {}",
+        ours.len()
+    );
+    // tshark reads it, every frame shorter on file than on the wire by its payload.
+    let rows = tshark_fields(
+        &out.join(&side.file),
+        Some("infiniband"),
+        &["frame.cap_len", "frame.len"],
+    );
+    assert_eq!(rows.lines().filter(|l| !l.is_empty()).count(), ours.len());
+    assert_eq!(side.interfaces[0].snaplen, tripcap::units::HEADERS_MAX);
+}

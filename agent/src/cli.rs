@@ -184,8 +184,8 @@ pub struct QuickArgs {
     #[arg(long, value_parser = crate::units::parse_size)]
     pub memory_limit: Option<u64>,
     /// Bytes kept per packet, or `full`.
-    #[arg(long, value_parser = crate::units::parse_snaplen)]
-    pub snaplen: Option<u32>,
+    #[arg(long, value_parser = crate::units::parse_capture_snaplen)]
+    pub snaplen: Option<crate::units::Snaplen>,
     /// Host name in incident ids, file names and uploads (default: the system's).
     #[arg(long)]
     pub host: Option<String>,

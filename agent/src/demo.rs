@@ -148,6 +148,7 @@ pub async fn run(out: &Path, force_replay: bool) -> Result<DemoReport, DemoError
             iface: "lo".into(),
             filter: "udp port 4791".into(),
             snaplen: 128,
+            headers_only: false,
             buffer_size: 4 << 20,
             promiscuous: false,
             rdma_sniffer: false,

@@ -322,7 +322,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         "ok: {} trigger(s), filter `{}`, snaplen {}, ring {} bytes, output {}",
         set.defs().len(),
         config.capture.filter,
-        config.capture.snaplen,
+        config.capture.snaplen_text(),
         config.ring.memory_limit,
         config.output.dir.display()
     );

@@ -124,6 +124,7 @@ fn interfaces(config: &Config) -> Vec<Check> {
                 iface: iface.clone(),
                 filter: config.capture.filter.clone(),
                 snaplen: config.capture.snaplen,
+                headers_only: config.capture.headers_only,
                 buffer_size: config.capture.buffer_size,
                 promiscuous: config.capture.promiscuous,
                 rdma_sniffer: rdma,

@@ -30,6 +30,31 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("\"{text}\" is not a size: write e.g. \"64MiB\", \"1GiB\" (binary) or \"500MB\" (decimal)"))
 }
 
+/// What a capture keeps of each packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Snaplen {
+    /// At most this many bytes.
+    Bytes(u32),
+    /// Exactly the headers diagnosis reads (`wire::headers_len`): through the
+    /// BTH's extended headers, no application payload.
+    Headers,
+}
+
+/// The most bytes a packet keeps with `snaplen = "headers"` (libpcap's snapshot
+/// length then): Ethernet, two VLAN tags, IPv6, UDP, BTH, DETH and a 256-byte
+/// management datagram fit.
+pub const HEADERS_MAX: u32 = 384;
+
+/// Parse a capture's snapshot length: bytes, `full`/`0`, or `headers`.
+pub fn parse_capture_snaplen(text: &str) -> Result<Snaplen, String> {
+    match text.trim() {
+        "headers" => Ok(Snaplen::Headers),
+        t => parse_snaplen(t)
+            .map(Snaplen::Bytes)
+            .map_err(|e| e.replace(", or \"full\"", ", \"full\" or \"headers\"")),
+    }
+}
+
 /// Parse a snapshot length: bytes, or `full`/`0` for whole packets.
 pub fn parse_snaplen(text: &str) -> Result<u32, String> {
     match text.trim() {

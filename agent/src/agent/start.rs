@@ -100,6 +100,7 @@ fn check(config: &Config, opts: &RunOptions) -> Result<Checked, AgentError> {
             iface: iface.clone(),
             filter: config.capture.filter.clone(),
             snaplen: config.capture.snaplen,
+            headers_only: config.capture.headers_only,
             buffer_size: config.capture.buffer_size,
             promiscuous: config.capture.promiscuous,
             rdma_sniffer: crate::interfaces::is_rdma_device(&config.output.sysfs_root, iface),

@@ -42,6 +42,8 @@ pub struct LiveSpec {
     pub filter: String,
     /// Snapshot length in bytes.
     pub snaplen: u32,
+    /// Cut each packet where its headers end (`snaplen = "headers"`).
+    pub headers_only: bool,
     /// Kernel buffer in bytes.
     pub buffer_size: u32,
     /// Promiscuous mode.
@@ -71,6 +73,7 @@ pub fn libpcap_version() -> String {
 pub struct LiveCapture {
     cap: Capture<Active>,
     info: InterfaceInfo,
+    headers_only: bool,
 }
 
 impl LiveCapture {
@@ -106,7 +109,11 @@ pub fn open(spec: &LiveSpec) -> Result<LiveCapture, CaptureError> {
     let info = InterfaceInfo {
         desc: InterfaceDesc {
             name: spec.iface.clone(),
-            description: format!("live capture, tstamp precision {precision}"),
+            description: if spec.headers_only {
+                format!("live capture, tstamp precision {precision}, headers only")
+            } else {
+                format!("live capture, tstamp precision {precision}")
+            },
             linktype: u16::try_from(linktype).unwrap_or(1),
             snaplen: spec.snaplen,
             filter: spec.filter.clone(),
@@ -118,7 +125,11 @@ pub fn open(spec: &LiveSpec) -> Result<LiveCapture, CaptureError> {
             rdma_sniffer: spec.rdma_sniffer,
         },
     };
-    Ok(LiveCapture { cap, info })
+    Ok(LiveCapture {
+        cap,
+        info,
+        headers_only: spec.headers_only,
+    })
 }
 
 /// Run the capture of interface `iface` (its index in the ring) on its own
@@ -134,7 +145,12 @@ pub fn spawn(
     let name = capture.info.desc.name.clone();
     let stop = tasks.stop_token().clone();
     tasks.thread(format!("capture-{name}"), move || {
-        let LiveCapture { mut cap, info } = capture;
+        let LiveCapture {
+            mut cap,
+            info,
+            headers_only,
+        } = capture;
+        let linktype = u32::from(info.desc.linktype);
         let counters = info.counters;
         let ts_scale: i64 = match info.precision {
             TsPrecision::Nano => 1,
@@ -154,7 +170,12 @@ pub fn spawn(
             let (mut batch_packets, mut batch_bytes) = (0u64, 0u64);
             let result = cap.dispatch(None, |pkt| {
                 let ts = super::timeval_ns(&pkt.header.ts, ts_scale);
-                if !ring.append(&mut writer, iface, ts, pkt.header.len, pkt.data, None) {
+                let data = if headers_only {
+                    &pkt.data[..crate::wire::headers_len(linktype, pkt.data)]
+                } else {
+                    pkt.data
+                };
+                if !ring.append(&mut writer, iface, ts, pkt.header.len, data, None) {
                     ring.count_full_drop();
                     return;
                 }
@@ -162,7 +183,7 @@ pub fn spawn(
                     opened_at = Instant::now(); // a new block: its flush clock starts
                 }
                 batch_packets += 1;
-                batch_bytes += pkt.data.len() as u64;
+                batch_bytes += data.len() as u64;
             });
             counters.packets.fetch_add(batch_packets, Ordering::Relaxed);
             counters.bytes.fetch_add(batch_bytes, Ordering::Relaxed);

@@ -38,12 +38,35 @@ pub struct CaptureConfig {
     pub interfaces: Vec<String>,
     /// BPF filter.
     pub filter: String,
-    /// Snapshot length (bytes per packet kept).
+    /// Snapshot length (bytes per packet kept; [`crate::units::HEADERS_MAX`] with
+    /// `headers_only`).
     pub snaplen: u32,
+    /// `snaplen = "headers"`: each packet is cut where its headers end.
+    pub headers_only: bool,
     /// Kernel buffer per interface, bytes.
     pub buffer_size: u32,
     /// Promiscuous mode.
     pub promiscuous: bool,
+}
+
+impl CaptureConfig {
+    /// Sets the snapshot length from `s`.
+    pub fn set_snaplen(&mut self, s: crate::units::Snaplen) {
+        use crate::units::Snaplen;
+        (self.snaplen, self.headers_only) = match s {
+            Snaplen::Bytes(n) => (n, false),
+            Snaplen::Headers => (crate::units::HEADERS_MAX, true),
+        };
+    }
+
+    /// The snapshot length as written (`headers`, or bytes).
+    pub fn snaplen_text(&self) -> String {
+        if self.headers_only {
+            "headers".to_string()
+        } else {
+            self.snaplen.to_string()
+        }
+    }
 }
 
 /// Bounds of the ring.
@@ -134,6 +157,7 @@ impl Default for Config {
                 interfaces: Vec::new(),
                 filter: DEFAULT_FILTER.to_string(),
                 snaplen: 128,
+                headers_only: false,
                 buffer_size: 64 << 20,
                 promiscuous: false,
             },
@@ -215,7 +239,7 @@ impl Config {
             self.filter_origin = Location::Flag("--filter");
         }
         if let Some(s) = flags.snaplen {
-            self.capture.snaplen = s;
+            self.capture.set_snaplen(s);
         }
         if let Some(m) = flags.memory_limit {
             self.ring.memory_limit = m;
@@ -302,7 +326,7 @@ pub struct QuickFlags {
     /// `--memory-limit`.
     pub memory_limit: Option<u64>,
     /// `--snaplen`.
-    pub snaplen: Option<u32>,
+    pub snaplen: Option<crate::units::Snaplen>,
     /// `--host`.
     pub host: Option<String>,
     /// `--nats`: share incidents over this NATS server (`[fleet] nats`).

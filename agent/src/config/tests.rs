@@ -66,7 +66,7 @@ fn errors_name_line_and_column_and_the_fix() {
     );
     assert_eq!(
         err("[capture]\nsnaplen = 20\n"),
-        "t.toml:2:11: snaplen 20 is too short to hold the RoCE headers: use at least 64 (default 128), or \"full\""
+        "t.toml:2:11: snaplen 20 is too short to hold the RoCE headers: use at least 64 (default 128), \"full\" or \"headers\""
     );
     assert_eq!(
         err("[[trigger]]\nname = \"x\"\n"),
@@ -374,4 +374,18 @@ min_age = "2h"
     );
     let off = err("[baseline]\nenabled = false\n[[packet_trigger]]\nname = \"d\"\nkind = \"deviation\"\nmetric = \"cnp_per_s\"\n");
     assert!(off.contains("needs the baseline"), "{off}");
+}
+
+#[test]
+fn snaplen_headers_keeps_the_headers_only() {
+    let c = Config::parse("t.toml", "[capture]\nsnaplen = \"headers\"\n").expect("parses");
+    assert!(c.capture.headers_only);
+    assert_eq!(c.capture.snaplen, crate::units::HEADERS_MAX);
+    assert_eq!(c.capture.snaplen_text(), "headers");
+    let c = Config::parse("t.toml", "[capture]\nsnaplen = 256\n").expect("parses");
+    assert!(!c.capture.headers_only);
+    assert_eq!(
+        err("[capture]\nsnaplen = \"head\"\n"),
+        "t.toml:2:11: snaplen \"head\" is not a number of bytes: write e.g. 128, \"full\" or \"headers\""
+    );
 }

@@ -14,7 +14,7 @@ use super::located::{type_name, RawBaseline, RawCapture, RawConfig, RawLogs, Raw
 use super::located::{RawRing, RawTrigger, Reader};
 use super::{apply_window_flags, Config, Error, ErrorKind, Location};
 use crate::matcher::PERFTEST_THRESHOLD_TRIGGER;
-use crate::units::parse_snaplen;
+use crate::units::parse_capture_snaplen;
 
 /// Names the agent gives its own triggers, with what they are for. `manual`
 /// is `agent::MANUAL_TRIGGER` (a layer above config; a test keeps them in step).
@@ -82,13 +82,14 @@ impl Config {
                     return r.value_err(
                         s.span(),
                         format!(
-                            "`snaplen` must be a number of bytes or \"full\", not {}",
+                            "`snaplen` must be a number of bytes, \"full\" or \"headers\", not {}",
                             type_name(other)
                         ),
                     )
                 }
             };
-            self.capture.snaplen = parse_snaplen(&text).or_else(|m| r.value_err(s.span(), m))?;
+            let s = parse_capture_snaplen(&text).or_else(|m| r.value_err(s.span(), m))?;
+            self.capture.set_snaplen(s);
         }
         if let Some(b) = &raw.buffer_size {
             let size = r.size(b, "buffer_size")?;
