@@ -250,3 +250,73 @@ post = "1s"
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("no baseline at"), "{err}");
 }
+
+/// The history survives a restart: a second agent on the same directory
+/// starts with the profile of what the first one wrote, oldest interval and all.
+#[test]
+fn the_baseline_survives_a_restart() {
+    const DST2: Ipv4Addr = Ipv4Addr::new(127, 91, 1, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let cfg = dir.path().join("t.toml");
+    let port = free_port();
+    std::fs::write(
+        &cfg,
+        format!(
+            "[capture]\ninterfaces = [\"lo\"]\nfilter = \"udp port 4791 and host {DST2}\"\n[output]\ndir = \"{}\"\n[api]\nlisten = \"127.0.0.1:{port}\"\n[baseline]\ninterval = \"1s\"\n",
+            out.display()
+        ),
+    )
+    .expect("config");
+    let status = || -> Option<serde_json::Value> {
+        let (code, body) = http(port, "GET", "/status", "", Duration::from_secs(5))?;
+        (code == 200).then(|| serde_json::from_str(&body).ok())?
+    };
+    let (mut first, first_log) = spawn_ready(
+        tripcap().args(["run", "--config"]).arg(&cfg),
+        "capturing",
+        Duration::from_secs(20),
+    );
+    let sock = UdpSocket::bind(SocketAddr::from((SRC, 0))).expect("bind");
+    let mut g = Generator::new(vec![Flow::new(0x81, 0x82, 1, 4)], 256);
+    let mut buf = Vec::new();
+    paced(800, Duration::from_millis(5), |_| {
+        g.next_packet(&mut buf).expect("packet");
+        sock.send_to(&buf, SocketAddr::from((DST2, ROCE_PORT)))
+            .expect("send");
+    });
+    // The last second with traffic closes once the clock passes its end.
+    let mut written = 0;
+    wait_until(Duration::from_secs(10), "three intervals written", || {
+        written = status()
+            .and_then(|s| s["baseline"]["written"].as_u64())
+            .unwrap_or(0);
+        written >= 3
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = status().expect("status");
+    let written = before["baseline"]["written"].as_u64().expect("written");
+    assert!(
+        interrupt(&mut first).success(),
+        "{}",
+        first_log.lock().map(|l| l.clone()).unwrap_or_default()
+    );
+
+    let (mut second, second_log) = spawn_ready(
+        tripcap().args(["run", "--config"]).arg(&cfg),
+        "capturing",
+        Duration::from_secs(20),
+    );
+    let mut after = serde_json::Value::Null;
+    wait_until(Duration::from_secs(10), "the history loaded", || {
+        after = status().unwrap_or_default();
+        after["baseline"]["summaries"].as_u64() == Some(written)
+    });
+    assert_eq!(after["baseline"]["oldest"], before["baseline"]["oldest"]);
+    assert_eq!(after["baseline"]["written"], 0, "nothing new yet");
+    assert!(
+        interrupt(&mut second).success(),
+        "{}",
+        second_log.lock().map(|l| l.clone()).unwrap_or_default()
+    );
+}
