@@ -312,7 +312,7 @@ fn roce_priorities(p: &RocePriorities) -> Vec<RocePriority> {
                 }),
         )
         .collect();
-    out.sort_by(|a, b| b.packets.cmp(&a.packets));
+    out.sort_by_key(|r| std::cmp::Reverse(r.packets));
     out
 }
 
