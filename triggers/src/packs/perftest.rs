@@ -530,7 +530,7 @@ pub(super) static PERFTEST: Table = Table {
                         r"|verb is not supported with this EFA device",
                         r"|T10DIF signature offload is not supported",
                         r"|Warm up not supported for WRITE_IMM verb",
-                        r"|(?:DC|RSS) is not supported",
+                        r"|DC is not supported\.",
                         r"|RSS not supported",
                         r"|flow steering is not supported",
                         r"|Raw Etherent test can only run on Ethernet link",
