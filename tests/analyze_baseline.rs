@@ -76,17 +76,7 @@ impl Rng {
 
 /// `frame` with the IPv4 DSCP set (ECT(0) kept) and the header checksum redone.
 fn with_dscp(frame: &mut [u8], dscp: u8) {
-    frame[15] = (dscp << 2) | (frame[15] & 3);
-    frame[24] = 0;
-    frame[25] = 0;
-    let mut sum: u32 = frame[14..34]
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    frame[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    traffic::set_dscp(frame, dscp);
 }
 
 /// A RoCE frame `src` → `dst` in our class.

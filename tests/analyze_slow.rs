@@ -55,20 +55,7 @@ fn flow_frames(
 /// `frames` with their IPv4 DSCP set to `dscp` (ECN bits kept, checksum redone).
 fn with_dscp(mut frames: Vec<(i64, Vec<u8>)>, dscp: u8) -> Vec<(i64, Vec<u8>)> {
     for (_, f) in &mut frames {
-        if f.len() < 34 || f[12..14] != [0x08, 0x00] {
-            continue;
-        }
-        f[15] = (dscp << 2) | (f[15] & 3);
-        f[24] = 0;
-        f[25] = 0;
-        let mut sum: u32 = f[14..34]
-            .chunks(2)
-            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-            .sum();
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        traffic::set_dscp(f, dscp);
     }
     frames
 }

@@ -326,14 +326,8 @@ impl Traffic {
                 ip[9] = 17;
                 ip[12..16].copy_from_slice(&src);
                 ip[16..20].copy_from_slice(&dst);
-                let mut sum: u32 = ip
-                    .chunks(2)
-                    .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-                    .sum();
-                while sum > 0xffff {
-                    sum = (sum & 0xffff) + (sum >> 16);
-                }
-                ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+                let sum = tripcap::wire::ipv4_checksum(&ip);
+                ip[10..12].copy_from_slice(&sum.to_be_bytes());
                 out.extend_from_slice(&ip);
             }
             Encap::V6 | Encap::V1 => {

@@ -198,20 +198,25 @@ pub fn frame(src: Ipv4Addr, dst: Ipv4Addr, src_port: u16, payload: &[u8], out: &
     ip[9] = 17;
     ip[12..16].copy_from_slice(&src.octets());
     ip[16..20].copy_from_slice(&dst.octets());
-    let mut sum: u32 = ip
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    let sum = crate::wire::ipv4_checksum(&ip);
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
     out.extend_from_slice(&ip);
     out.extend_from_slice(&src_port.to_be_bytes());
     out.extend_from_slice(&ROCE_PORT.to_be_bytes());
     out.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
     out.extend_from_slice(&[0, 0]);
     out.extend_from_slice(payload);
+}
+
+/// Sets the DSCP of a [`frame`] (Ethernet + IPv4; ECN bits kept) and redoes
+/// its header checksum. Other frames are left as they are.
+pub fn set_dscp(frame: &mut [u8], dscp: u8) {
+    if frame.len() < 34 || frame[12..14] != [0x08, 0x00] {
+        return;
+    }
+    frame[15] = (dscp << 2) | (frame[15] & 3);
+    let sum = crate::wire::ipv4_checksum(&frame[14..34]);
+    frame[24..26].copy_from_slice(&sum.to_be_bytes());
 }
 
 /// A classic pcap writer (nanosecond magic, Ethernet link type).

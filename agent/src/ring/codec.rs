@@ -1096,17 +1096,7 @@ fn ipv4_checksum(hdr: &[u8], off: usize) -> Option<u16> {
     if b0 >> 4 != 4 || ihl < 20 {
         return None;
     }
-    let ip = hdr.get(off..off + ihl)?;
-    let mut sum: u32 = 0;
-    for (i, c) in ip.chunks_exact(2).enumerate() {
-        if i != 5 {
-            sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
-        }
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    Some(!(sum as u16))
+    hdr.get(off..off + ihl).map(crate::wire::ipv4_checksum)
 }
 
 fn be16(b: &[u8], at: usize) -> u16 {

@@ -44,6 +44,21 @@ pub mod xrceth;
 
 pub use headers_len::headers_len;
 
+/// The checksum of an IPv4 header (`header`: the whole header, options
+/// included), its checksum field (bytes 10–11) taken as zero.
+pub fn ipv4_checksum(header: &[u8]) -> u16 {
+    let mut sum: u32 = header
+        .chunks(2)
+        .enumerate()
+        .filter(|(i, _)| *i != 5)
+        .map(|(_, c)| u32::from(u16::from_be_bytes([c[0], c.get(1).copied().unwrap_or(0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
 /// A byte range of a header field.
 pub type Field = core::ops::Range<usize>;
 
