@@ -545,6 +545,8 @@ fn run(
                 }
                 clock.delivered(iface, newest)
             }
+            // Subscribed from now on: every block comes raw.
+            RingEvent::Packed(_) => None,
             RingEvent::Watermark(WATERMARK_END) => break,
             RingEvent::Watermark(w) => clock.watermark(w),
         };

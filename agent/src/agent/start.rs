@@ -499,6 +499,7 @@ impl Starting {
                     .unwrap_or(crate::ring::DEFAULT_BLOCK_SIZE),
                 max_age,
                 prefault: crate::ring::DEFAULT_PREFAULT,
+                compress: config.ring.compress,
             },
             opened.interfaces.len(),
             opened.started_at,
@@ -507,6 +508,16 @@ impl Starting {
         if let Some(prefault) = ring.prefaulter(self.tasks.stop_token().clone()) {
             self.tasks
                 .thread("ring-prefault", prefault)
+                .map_err(AgentError::Thread)?;
+        }
+        let linktypes = opened
+            .interfaces
+            .iter()
+            .map(|i| u32::from(i.desc.linktype))
+            .collect();
+        if let Some(compress) = ring.compressor(linktypes, self.tasks.stop_token().clone()) {
+            self.tasks
+                .thread("ring-compress", compress)
                 .map_err(AgentError::Thread)?;
         }
         Ok(ring)

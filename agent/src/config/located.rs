@@ -84,6 +84,7 @@ pub(super) struct RawRing {
     pub memory_limit: Option<Spanned<NumOrText>>,
     pub max_age: Option<Spanned<NumOrText>>,
     pub block_size: Option<Spanned<NumOrText>>,
+    pub compress: Option<bool>,
 }
 
 /// `[output]`.

@@ -78,6 +78,8 @@ pub struct RingSettings {
     pub max_age: Duration,
     /// Bytes per block.
     pub block_size: u64,
+    /// Compress blocks older than the newest few (lossless; more history per GiB).
+    pub compress: bool,
 }
 
 /// Where captures go.
@@ -165,6 +167,7 @@ impl Default for Config {
                 memory_limit: 1 << 30,
                 max_age: Duration::from_secs(15 * 60),
                 block_size: 256 << 10,
+                compress: true,
             },
             output: OutputConfig {
                 dir: PathBuf::from("/var/lib/tripcap"),

@@ -115,6 +115,9 @@ impl Config {
                 return r.value_err(b.span(), "`block_size` must be at least 4KiB".into());
             }
         }
+        if let Some(c) = raw.compress {
+            self.ring.compress = c;
+        }
         Ok(())
     }
 

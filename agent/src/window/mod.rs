@@ -272,7 +272,7 @@ pub fn open(
     let name = format!("window-{}", plan.incident);
     tasks.thread(name, move || {
         let counters_at_trigger = read_counters(&plan);
-        let mut w = Writer::new(plan, shared, span);
+        let mut w = Writer::new(plan, shared, span, &ring);
         let outcome = w
             .run(rx)
             .and_then(|()| w.finish(&ring, &at_open, counters_at_trigger));

@@ -18,7 +18,7 @@ use crate::capture::Source;
 use crate::capture_file::pcapng;
 use crate::counters::{self, CounterSnapshot};
 use crate::private_file::{create_private, rename_noreplace, tmp_path, write_private_atomically};
-use crate::ring::{Block, Record, Ring, RingEvent, RingSpan, WATERMARK_END};
+use crate::ring::{BlockMeta, Record, Ring, RingEvent, RingSpan, WATERMARK_END};
 use crate::sidecar::{self, InterfaceReport, RdmaCounters, Sidecar, WindowReport};
 
 /// Buffer of the file writer, for records written one at a time. Smaller than a
@@ -52,12 +52,12 @@ impl Output {
 }
 
 impl Sink for Output {
-    fn block(&mut self, iface: usize, block: &Block) -> io::Result<()> {
-        self.file.write_all(block.pcapng())?;
-        self.packets += u64::from(block.packets());
-        self.bytes += block.data_bytes();
-        self.wire_bytes += block.wire_bytes();
-        self.wrote(iface, block.pcapng().len(), u64::from(block.packets()));
+    fn block(&mut self, iface: usize, pcapng: &[u8], meta: &BlockMeta) -> io::Result<()> {
+        self.file.write_all(pcapng)?;
+        self.packets += u64::from(meta.packets);
+        self.bytes += meta.data_bytes;
+        self.wire_bytes += meta.wire_bytes;
+        self.wrote(iface, pcapng.len(), u64::from(meta.packets));
         Ok(())
     }
 
@@ -92,14 +92,19 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    pub(super) fn new(plan: WindowPlan, shared: Arc<WindowShared>, span: RingSpan) -> Writer {
+    pub(super) fn new(
+        plan: WindowPlan,
+        shared: Arc<WindowShared>,
+        span: RingSpan,
+        ring: &Arc<Ring>,
+    ) -> Writer {
         let n = plan.interfaces.len();
         let tmp_path = tmp_path(&plan.dir.join(format!("{}.pcapng", plan.incident)));
         Writer {
             plan,
             shared,
             span,
-            queues: Queues::new(n),
+            queues: Queues::new(n, ring),
             out: None,
             tmp_path,
             kept: None,
@@ -150,7 +155,7 @@ impl Writer {
         let (start, _) = self.shared.window();
         for ev in rx {
             match ev {
-                RingEvent::Block(b) => self.queues.push(b),
+                RingEvent::Block(_) | RingEvent::Packed(_) => self.queues.push(ev),
                 RingEvent::Watermark(w) => {
                     let (_, end) = self.shared.window();
                     self.queues.emit_until(start, end, w.min(end), out)?;

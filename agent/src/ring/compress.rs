@@ -1,0 +1,215 @@
+//! The compressor thread, which packs older raw blocks, and the decode buffers
+//! windows unpack them into.
+//!
+//! Which block to pack is decided under the ring lock from sequence numbers
+//! alone; the encoding runs outside it, and the packed block replaces the raw
+//! one only if the raw one is still where it was. So the capture thread waits
+//! for the compressor no longer than for a seal, and a block evicted while
+//! being packed is simply not replaced.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::codec::Encoder;
+use super::{Block, Packed, Pool, Ring, Stored};
+
+impl Ring {
+    /// The body of the `ring-compress` thread, for its owner to start (`None`
+    /// when the ring does not compress): packs every block but the newest few
+    /// until `stop` is cancelled or the ring is dropped. `linktypes` are the
+    /// interfaces' pcap link types, by ring interface index.
+    pub fn compressor(
+        self: &Arc<Self>,
+        linktypes: Vec<u32>,
+        stop: CancellationToken,
+    ) -> Option<impl FnOnce() + Send + 'static> {
+        let weak = Arc::downgrade(self);
+        self.compresses()
+            .then_some(move || compress(weak, linktypes, stop))
+    }
+
+    /// The oldest raw block the compressor should pack next, from `*next` on:
+    /// every block but the newest `keep_raw` is packed. When the compressor has
+    /// fallen far behind, the oldest are left raw (they are the next evicted)
+    /// and it moves on to those that stay longest.
+    fn next_to_pack(&self, next: &mut u64) -> Option<(u64, Arc<Block>)> {
+        let st = self.lock();
+        let keep = self.keep_raw as u64;
+        let end = st.front_seq + st.blocks.len() as u64;
+        let target_end = end.saturating_sub(keep);
+        *next = (*next)
+            .max(st.front_seq)
+            .max(target_end.saturating_sub(4 * keep));
+        while *next < target_end {
+            let idx = (*next - st.front_seq) as usize;
+            if let Some(Stored::Raw(b)) = st.blocks.get(idx) {
+                return Some((*next, Arc::clone(b)));
+            }
+            *next += 1;
+        }
+        None
+    }
+
+    /// Pack `block`, sequence number `seq`, with `encoder`, and put it in the
+    /// ring in its place if it is still there. `out` is scratch.
+    fn pack(&self, seq: u64, block: Arc<Block>, encoder: &mut Encoder, out: &mut Vec<u8>) {
+        out.clear();
+        let packs = encoder.encode(block.pcapng(), out).is_ok();
+        // A raw block takes its whole buffer; packing pays when it takes less.
+        if !packs || out.len() >= self.pool.block_size {
+            self.stats.unpacked_blocks.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let len = out.len() as u64;
+        // Charge the packed bytes before the raw buffer comes back: the ring
+        // never holds more than its limit, even for a moment.
+        while !self.pool.reserve(len) {
+            if !self.evict_oldest() && !self.pool.shrink() {
+                self.stats.unpacked_blocks.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        }
+        let packed = Stored::Packed(Arc::new(Packed {
+            bytes: out.as_slice().into(),
+            meta: block.meta,
+            pool: Arc::downgrade(&self.pool),
+        }));
+        let replaced = {
+            let mut st = self.lock();
+            let idx = seq.checked_sub(st.front_seq).map(|i| i as usize);
+            match idx.and_then(|i| st.blocks.get(i).map(|s| (i, s))) {
+                Some((i, Stored::Raw(b))) if Arc::ptr_eq(b, &block) => {
+                    st.held.add(&packed, 1);
+                    let old = std::mem::replace(&mut st.blocks[i], packed);
+                    st.held.add(&old, -1);
+                    Some(old)
+                }
+                _ => None, // evicted meanwhile: `packed` is dropped, its bytes released
+            }
+        };
+        if replaced.is_some() {
+            self.stats.packed_blocks.fetch_add(1, Ordering::Relaxed);
+        }
+        // `replaced` and `block` drop here, outside the lock: the raw buffer
+        // goes back to the pool once no window holds it.
+    }
+
+    /// Pack every block the compressor would pack now, on this thread (Ethernet
+    /// link type); returns how many were packed. For tests.
+    #[cfg(test)]
+    pub(crate) fn pack_now(&self) -> u64 {
+        let before = self.stats.packed_blocks.load(Ordering::Relaxed);
+        let (mut encoder, mut out, mut next) = (Encoder::new(), Vec::new(), 0);
+        while let Some((seq, block)) = self.next_to_pack(&mut next) {
+            self.pack(seq, block, &mut encoder, &mut out);
+            next = seq + 1;
+        }
+        self.stats.packed_blocks.load(Ordering::Relaxed) - before
+    }
+
+    /// Wait for a block to be sealed, or `timeout`.
+    fn wait_for_seal(&self, timeout: Duration) {
+        let st = self.lock();
+        let _ = self.sealed.wait_timeout(st, timeout);
+    }
+}
+
+fn compress(ring: Weak<Ring>, linktypes: Vec<u32>, stop: CancellationToken) {
+    let mut encoders: Vec<Encoder> = linktypes.into_iter().map(Encoder::with_linktype).collect();
+    let mut fallback = Encoder::new();
+    let mut out = Vec::new();
+    let mut next = 0u64;
+    loop {
+        if stop.is_cancelled() {
+            return;
+        }
+        let Some(ring) = ring.upgrade() else { return };
+        match ring.next_to_pack(&mut next) {
+            Some((seq, block)) => {
+                let encoder = encoders
+                    .get_mut(usize::from(block.meta.iface))
+                    .unwrap_or(&mut fallback);
+                ring.pack(seq, block, encoder, &mut out);
+                next = seq + 1;
+            }
+            None => ring.wait_for_seal(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// Buffers a window decodes packed blocks into: one per interface, charged to
+/// the ring's budget when the ring is made, and lent to one window at a time
+/// (a window holds them only while it reads packed blocks, which all come
+/// first).
+#[derive(Debug)]
+pub struct InflateSlot {
+    bufs: Mutex<Option<Vec<Vec<u8>>>>,
+    back: Condvar,
+}
+
+impl InflateSlot {
+    pub(super) fn new(pool: &Arc<Pool>, interfaces: usize) -> Arc<InflateSlot> {
+        // A fresh pool: the limit was checked to leave room for these.
+        let _ = pool.reserve((interfaces * pool.block_size) as u64);
+        let bufs = (0..interfaces)
+            .map(|_| Vec::with_capacity(pool.block_size))
+            .collect();
+        Arc::new(InflateSlot {
+            bufs: Mutex::new(Some(bufs)),
+            back: Condvar::new(),
+        })
+    }
+
+    /// Every decode buffer, once the window holding them gives them back;
+    /// `None` if that takes longer than `wait`.
+    pub fn lease(self: &Arc<Self>, wait: Duration) -> Option<InflateLease> {
+        let deadline = Instant::now() + wait;
+        let mut bufs = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(b) = bufs.take() {
+                return Some(InflateLease {
+                    bufs: b,
+                    slot: Arc::clone(self),
+                });
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            bufs = self
+                .back
+                .wait_timeout(bufs, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+/// The decode buffers, lent to one window; they go back when it is dropped.
+#[derive(Debug)]
+pub struct InflateLease {
+    bufs: Vec<Vec<u8>>,
+    slot: Arc<InflateSlot>,
+}
+
+impl InflateLease {
+    /// The buffer of interface `iface` (emptied), or `None` past the ring's interfaces.
+    pub fn buffer(&mut self, iface: usize) -> Option<&mut Vec<u8>> {
+        let b = self.bufs.get_mut(iface)?;
+        b.clear();
+        Some(b)
+    }
+
+    /// The bytes last decoded into interface `iface`'s buffer.
+    pub fn bytes(&self, iface: usize) -> &[u8] {
+        self.bufs.get(iface).map_or(&[], |b| b.as_slice())
+    }
+}
+
+impl Drop for InflateLease {
+    fn drop(&mut self) {
+        let bufs = std::mem::take(&mut self.bufs);
+        *self.slot.bufs.lock().unwrap_or_else(|p| p.into_inner()) = Some(bufs);
+        self.slot.back.notify_one();
+    }
+}
