@@ -164,6 +164,12 @@ fn api_serves_metrics_status_and_guarded_triggers() {
         "tripcap_kernel_drops_total",
         "tripcap_ring_allocated_bytes",
         "tripcap_ring_span_seconds",
+        "tripcap_ring_history_seconds",
+        "tripcap_ring_packets",
+        "tripcap_ring_bytes_per_packet",
+        "tripcap_ring_packed_blocks",
+        "tripcap_ring_compression_ratio",
+        "tripcap_ring_decode_errors_total",
         "tripcap_ring_evicted_blocks_total",
         "tripcap_triggers_fired_total",
         "tripcap_triggers_suppressed_total",
@@ -200,6 +206,15 @@ fn api_serves_metrics_status_and_guarded_triggers() {
         "{status}"
     );
     assert!(status["ring"]["span_seconds"].is_number(), "{status}");
+    assert!(
+        status["ring"]["history_seconds"].as_f64() > Some(0.0),
+        "{status}"
+    );
+    assert!(
+        status["ring"]["bytes_per_packet"].as_f64() > Some(0.0),
+        "{status}"
+    );
+    assert_eq!(status["ring"]["compress"], true, "{status}");
     assert!(status["queue"]["pending"].is_number(), "{status}");
 
     assert_eq!(refusals, (401, 403));

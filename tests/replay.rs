@@ -149,6 +149,61 @@ fn separate_triggers_make_separate_files() {
     }
 }
 
+/// Packets the ring held before `t` when `memory_limit` ran out, with the
+/// ring compressing or not; the window's packets checked against what was sent.
+fn held_before_trigger(dir: &Path, compress: bool) -> usize {
+    let pcap = dir.join("in.pcap");
+    let sent = write_generated(&pcap, T0, MS / 4, 40_000, A, B, 0x11);
+    let cfg = dir.join(format!("compress-{compress}.toml"));
+    std::fs::write(
+        &cfg,
+        format!(
+            "[ring]\nmemory_limit = \"512KiB\"\nblock_size = \"16KiB\"\ncompress = {compress}\n"
+        ),
+    )
+    .expect("config");
+    let out = dir.join(format!("out-{compress}"));
+    let t = T0 + 9 * S + 900 * MS;
+    replay(
+        &out,
+        &[&pcap],
+        &[
+            "--config",
+            cfg.to_str().expect("utf8"),
+            "--pre",
+            "10s",
+            "--post",
+            "0s",
+            "--trigger-at",
+            &secs(t),
+        ],
+    );
+    let side = read_sidecar(&sidecars(&out)[0]);
+    let covered = side.window.covered_start_ns;
+    let rows = tshark_rows(&out.join(&side.file));
+    let expected: Vec<u32> = sent
+        .iter()
+        .filter(|(ts, _)| *ts >= covered && *ts <= t)
+        .map(|(_, p)| *p)
+        .collect();
+    assert_eq!(
+        rows.iter().map(|r| r.psn).collect::<Vec<_>>(),
+        expected,
+        "compress = {compress}"
+    );
+    expected.len()
+}
+
+#[test]
+fn a_compressing_ring_reaches_further_back_with_the_same_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plain = held_before_trigger(dir.path(), false);
+    let packed = held_before_trigger(dir.path(), true);
+    println!("held: {plain} packets raw, {packed} compressing");
+    assert!(plain < 5_000, "the raw ring evicts: {plain}");
+    assert!(packed >= 10 * plain, "{packed} vs {plain}");
+}
+
 #[test]
 fn ring_eviction_at_the_byte_bound_is_reported_as_coverage() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -157,7 +212,7 @@ fn ring_eviction_at_the_byte_bound_is_reported_as_coverage() {
     let cfg = dir.path().join("t.toml");
     std::fs::write(
         &cfg,
-        "[ring]\nmemory_limit = \"256KiB\"\nblock_size = \"16KiB\"\n",
+        "[ring]\nmemory_limit = \"256KiB\"\nblock_size = \"16KiB\"\ncompress = false\n",
     )
     .expect("config");
     let out = dir.path().join("out");

@@ -159,6 +159,42 @@ fn encode_ring(enc: &mut DescriptorEncoder, v: &AgentView) -> std::fmt::Result {
         "Seconds of traffic the ring covers.",
         span_s,
     )?;
+    gauge(
+        enc,
+        "tripcap_ring_history_seconds",
+        "Seconds of capture time the ring holds now, from the oldest time it has every packet of to the newest packet.",
+        span.history_seconds(),
+    )?;
+    gauge(
+        enc,
+        "tripcap_ring_packets",
+        "Packets the ring holds.",
+        span.packets as f64,
+    )?;
+    gauge(
+        enc,
+        "tripcap_ring_bytes_per_packet",
+        "Bytes of ring memory per packet held (raw blocks count their whole buffer).",
+        span.bytes_per_packet().unwrap_or(0.0),
+    )?;
+    gauge(
+        enc,
+        "tripcap_ring_packed_blocks",
+        "Blocks the ring holds compressed.",
+        span.packed_blocks as f64,
+    )?;
+    gauge(
+        enc,
+        "tripcap_ring_compression_ratio",
+        "Raw over compressed bytes of the compressed blocks held (0 while none is).",
+        span.compression_ratio().unwrap_or(0.0),
+    )?;
+    counter(
+        enc,
+        "tripcap_ring_decode_errors",
+        "Compressed blocks a capture could not decode (their packets are missing from it).",
+        stats.decode_errors.load(r),
+    )?;
     counter(
         enc,
         "tripcap_ring_evicted_blocks",

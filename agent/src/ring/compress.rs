@@ -32,17 +32,15 @@ impl Ring {
     }
 
     /// The oldest raw block the compressor should pack next, from `*next` on:
-    /// every block but the newest `keep_raw` is packed. When the compressor has
-    /// fallen far behind, the oldest are left raw (they are the next evicted)
-    /// and it moves on to those that stay longest.
+    /// every block but the newest `keep_raw` is packed, oldest first. After a
+    /// burst the compressor catches up through every block still held; blocks
+    /// evicted before it came to them are simply passed.
     fn next_to_pack(&self, next: &mut u64) -> Option<(u64, Arc<Block>)> {
         let st = self.lock();
         let keep = self.keep_raw as u64;
         let end = st.front_seq + st.blocks.len() as u64;
         let target_end = end.saturating_sub(keep);
-        *next = (*next)
-            .max(st.front_seq)
-            .max(target_end.saturating_sub(4 * keep));
+        *next = (*next).max(st.front_seq);
         while *next < target_end {
             let idx = (*next - st.front_seq) as usize;
             if let Some(Stored::Raw(b)) = st.blocks.get(idx) {
@@ -65,9 +63,13 @@ impl Ring {
         }
         let len = out.len() as u64;
         // Charge the packed bytes before the raw buffer comes back: the ring
-        // never holds more than its limit, even for a moment.
+        // never holds more than its limit, even for a moment. Idle buffers
+        // beyond the warm ones go first, then the oldest history.
         while !self.pool.reserve(len) {
-            if !self.evict_oldest() && !self.pool.shrink() {
+            if !self.pool.shrink(self.prefault_keep.max(1))
+                && !self.evict_oldest()
+                && !self.pool.shrink(0)
+            {
                 self.stats.unpacked_blocks.fetch_add(1, Ordering::Relaxed);
                 return;
             }
@@ -93,6 +95,10 @@ impl Ring {
         if replaced.is_some() {
             self.stats.packed_blocks.fetch_add(1, Ordering::Relaxed);
         }
+        drop(replaced); // the raw buffer back to the pool (unless a window holds it)
+                        // Buffers idle beyond the warm ones are history not kept: give their
+                        // memory to the packed blocks to come.
+        while self.pool.shrink(self.prefault_keep.max(2)) {}
         // `replaced` and `block` drop here, outside the lock: the raw buffer
         // goes back to the pool once no window holds it.
     }
@@ -118,6 +124,22 @@ impl Ring {
 }
 
 fn compress(ring: Weak<Ring>, linktypes: Vec<u32>, stop: CancellationToken) {
+    /// Marks the compressor stopped however the thread ends, so a replay stops
+    /// waiting for it.
+    struct Running(Weak<Ring>);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            if let Some(r) = self.0.upgrade() {
+                r.compressor.running.store(false, Ordering::Relaxed);
+                let _st = r.lock();
+                r.compressor.moved.notify_all();
+            }
+        }
+    }
+    let _running = ring.upgrade().map(|r| {
+        r.compressor.running.store(true, Ordering::Relaxed);
+        Running(Arc::downgrade(&r))
+    });
     let mut encoders: Vec<Encoder> = linktypes.into_iter().map(Encoder::with_linktype).collect();
     let mut fallback = Encoder::new();
     let mut out = Vec::new();
@@ -134,8 +156,14 @@ fn compress(ring: Weak<Ring>, linktypes: Vec<u32>, stop: CancellationToken) {
                     .unwrap_or(&mut fallback);
                 ring.pack(seq, block, encoder, &mut out);
                 next = seq + 1;
+                ring.compressor.next.store(next, Ordering::Relaxed);
+                let _st = ring.lock();
+                ring.compressor.moved.notify_all();
             }
-            None => ring.wait_for_seal(Duration::from_millis(200)),
+            None => {
+                ring.compressor.next.store(next, Ordering::Relaxed);
+                ring.wait_for_seal(Duration::from_millis(200));
+            }
         }
     }
 }

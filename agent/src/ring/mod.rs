@@ -299,9 +299,16 @@ impl Pool {
         let _free = self.lock();
         self.returned.notify_one();
     }
-    /// Free one idle buffer's memory for other use; `false` if none is idle.
-    fn shrink(&self) -> bool {
-        let buf = self.lock().pop();
+    /// Free one idle buffer's memory for other use, if more than `keep` are
+    /// idle; `false` if not.
+    fn shrink(&self, keep: usize) -> bool {
+        let buf = {
+            let mut free = self.lock();
+            if free.len() <= keep {
+                return false;
+            }
+            free.pop()
+        };
         buf.is_some_and(|b| {
             drop(b);
             self.used
@@ -459,6 +466,8 @@ pub struct RingSpan {
     /// Bytes charged to the budget (ring blocks, blocks pinned by dumps, free
     /// buffers, decode buffers).
     pub allocated_bytes: u64,
+    /// Of those, free buffers waiting for the capture.
+    pub idle_bytes: u64,
 }
 
 impl RingSpan {
@@ -550,6 +559,17 @@ pub struct Ring {
     inflate: Option<Arc<InflateSlot>>,
     /// Raw blocks the compressor leaves at the new end of the ring.
     keep_raw: usize,
+    /// The compressor: whether its thread runs, and the sequence number of the
+    /// next block it will look at.
+    compressor: Compressor,
+}
+
+#[derive(Debug, Default)]
+struct Compressor {
+    running: std::sync::atomic::AtomicBool,
+    next: AtomicU64,
+    /// Signalled (with the ring lock) when the compressor moves on.
+    moved: Condvar,
 }
 
 impl Ring {
@@ -581,10 +601,14 @@ impl Ring {
             block_size,
         });
         let inflate = compress.then(|| InflateSlot::new(&pool, interfaces.max(1)));
-        // Raw blocks kept new: 1/16 of the ring, at most 64 MiB, at least 2.
-        let keep_raw = (max_blocks / 16).clamp(2, ((64 << 20) / block_size).max(2));
+        // Raw blocks kept new, and warm buffers kept free: what the ring holds
+        // raw beside them is history lost to compression, so little: 1/256
+        // of the ring each (2 to 16 blocks kept raw). Without compression,
+        // warm buffers cost no history until the ring is full: 1/16.
+        let keep_raw = (max_blocks / 256).clamp(2, 16);
+        let warm_share = if compress { 256 } else { 16 };
         Arc::new(Ring {
-            prefault_keep: config.prefault / block_size,
+            prefault_keep: (config.prefault / block_size).min(max_blocks / warm_share),
             pool,
             state: Mutex::new(State {
                 blocks: VecDeque::new(),
@@ -606,6 +630,7 @@ impl Ring {
             stats: RingStats::default(),
             inflate,
             keep_raw,
+            compressor: Compressor::default(),
         })
     }
 
@@ -631,6 +656,19 @@ impl Ring {
     /// Whether the ring compresses its older blocks.
     pub fn compresses(&self) -> bool {
         self.inflate.is_some()
+    }
+
+    /// Sealed blocks, beyond those kept raw, the compressor has not looked at yet.
+    pub fn compressor_behind(&self) -> u64 {
+        let st = self.lock();
+        let end = st.front_seq + st.blocks.len() as u64;
+        let next = self
+            .compressor
+            .next
+            .load(Ordering::Relaxed)
+            .max(st.front_seq);
+        end.saturating_sub(next)
+            .saturating_sub(self.keep_raw as u64)
     }
 
     /// Where windows take buffers to decode packed blocks into (`None` when the
@@ -669,6 +707,9 @@ impl Ring {
     /// budget is spent. `None` when every block is pinned by dumps in flight
     /// (`wait = None`), or after `wait` elapsed without memory coming back.
     pub fn take_block(&self, iface: u16, wait: Option<Duration>) -> Option<BlockWriter> {
+        if let Some(wait) = wait {
+            self.wait_for_compressor(wait);
+        }
         loop {
             if let Some(buf) = self.pool.try_get() {
                 return Some(BlockWriter {
@@ -696,6 +737,32 @@ impl Ring {
                     }
                 }
             }
+        }
+    }
+
+    /// A capture that can wait (a replay) lets the compressor keep up: it waits
+    /// (up to `wait`) while more than twice the blocks the compressor leaves
+    /// raw wait for it, so a replay holds the history a live capture on this
+    /// machine would. A live capture never waits.
+    fn wait_for_compressor(&self, wait: Duration) {
+        if !self.compressor.running.load(Ordering::Relaxed) {
+            return;
+        }
+        let behind = |st: &State| {
+            let end = st.front_seq + st.blocks.len() as u64;
+            let next = self
+                .compressor
+                .next
+                .load(Ordering::Relaxed)
+                .max(st.front_seq);
+            end.saturating_sub(next) > 2 * self.keep_raw as u64
+        };
+        let st = self.lock();
+        if behind(&st) && self.compressor.running.load(Ordering::Relaxed) {
+            let _ = self
+                .compressor
+                .moved
+                .wait_timeout_while(st, wait, |st| behind(st));
         }
     }
 
@@ -849,6 +916,7 @@ impl Ring {
             held_bytes: (raw_blocks * self.pool.block_size) as u64 + st.held.packed_bytes,
             packed_bytes: (st.held.packed_bytes, st.held.packed_pcapng),
             allocated_bytes: self.pool.used.load(Ordering::Relaxed),
+            idle_bytes: (self.pool.lock().len() * self.pool.block_size) as u64,
         }
     }
 
@@ -984,7 +1052,7 @@ pub(crate) mod tests {
     fn prefault_keeps_buffers_ready_ahead_and_never_passes_the_limit() {
         let r = Ring::new(
             RingConfig {
-                memory_limit: 8 * 4096,
+                memory_limit: 64 * 4096,
                 block_size: 4096,
                 max_age: Duration::from_secs(3600),
                 prefault: 3 * 4096,
@@ -1010,15 +1078,31 @@ pub(crate) mod tests {
             held.push(r.take_block(0, None).expect("block"));
         }
         settle(&r, 5); // 2 taken, topped up to 3 free again
-        for _ in 0..6 {
+        for _ in 0..62 {
             held.push(r.take_block(0, None).expect("block"));
         }
-        settle(&r, 8); // at the limit: nothing beyond it, now or later
-        assert!(r.take_block(0, None).is_none(), "all 8 held");
+        settle(&r, 64); // at the limit: nothing beyond it, now or later
+        assert!(r.take_block(0, None).is_none(), "all 64 held");
         std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(allocated(&r), 8);
+        assert_eq!(allocated(&r), 64);
         stop.cancel();
         thread.join().expect("prefault thread ends when stopped");
+    }
+
+    #[test]
+    fn at_most_a_sixteenth_of_the_ring_idles_warm() {
+        let r = Ring::new(
+            RingConfig {
+                memory_limit: 32 * 4096,
+                block_size: 4096,
+                max_age: Duration::from_secs(3600),
+                prefault: 8 * 4096,
+                compress: false,
+            },
+            1,
+            0,
+        );
+        assert_eq!(r.prefault_keep, 2);
     }
 
     #[test]
