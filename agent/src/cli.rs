@@ -327,6 +327,11 @@ pub struct GenerateArgs {
     /// Number of RC queue pairs.
     #[arg(long, default_value_t = 8)]
     pub flows: u32,
+    /// The queue pairs interleave at random and do WRITEs with ACKs, some READs, CNPs
+    /// and NAKs, with random payload bytes (else: WRITEs of 4 packets and ACKs, round
+    /// robin, fixed payload).
+    #[arg(long)]
+    pub realistic: bool,
     /// Time of the first packet (RFC 3339 or epoch seconds; default now).
     #[arg(long, value_parser = parse_time)]
     pub start: Option<i64>,

@@ -105,7 +105,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let file = std::fs::File::create(&args.out)
                 .with_context(|| format!("cannot create `{}`", args.out.display()))?;
             let start = args.start.unwrap_or_else(tripcap::clock::now_ns);
-            let out = tripcap::traffic::write_synthetic(
+            let write = if args.realistic {
+                tripcap::traffic::write_realistic
+            } else {
+                tripcap::traffic::write_synthetic
+            };
+            let out = write(
                 std::io::BufWriter::with_capacity(1 << 20, file),
                 args.packets,
                 args.snaplen,

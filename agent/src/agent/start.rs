@@ -94,7 +94,10 @@ fn check(config: &Config, opts: &RunOptions) -> Result<Checked, AgentError> {
     output::prepare_output(&config.output.dir)?;
     output::recover_spool(&config.output.dir, &host);
     let sources = if !opts.replay.is_empty() {
-        Sources::Replay(Replay::open(&opts.replay)?)
+        Sources::Replay(Replay::open(
+            &opts.replay,
+            config.capture.headers_only,
+        )?)
     } else if !config.capture.interfaces.is_empty() {
         let spec = |iface: &String| LiveSpec {
             iface: iface.clone(),

@@ -98,6 +98,9 @@ impl Source {
 pub struct Replay {
     sources: Vec<Source>,
     infos: Vec<InterfaceInfo>,
+    /// Cut each packet where its headers end (`snaplen = "headers"`), as a live
+    /// capture would have.
+    headers_only: bool,
 }
 
 /// What a replay did.
@@ -116,7 +119,10 @@ pub struct ReplayReport {
 impl Replay {
     /// Open every file (pcap or pcapng) and read its first packet. Each
     /// interface of each file becomes one ring interface.
-    pub fn open(paths: &[PathBuf]) -> Result<Replay, CaptureError> {
+    /// With `headers_only`, each packet is cut where its headers end, as a live
+    /// capture at `snaplen = "headers"` would have kept it; otherwise packets keep
+    /// the bytes the file holds.
+    pub fn open(paths: &[PathBuf], headers_only: bool) -> Result<Replay, CaptureError> {
         let mut sources = Vec::new();
         let mut infos = Vec::new();
         for path in paths {
@@ -162,13 +168,19 @@ impl Replay {
                         name,
                         description: format!("replay of {}", path.display()),
                         linktype: iface.map_or(1, |f| u16::try_from(f.link_type).unwrap_or(1)),
-                        snaplen: iface.map_or(FULL_SNAPLEN, |f| {
-                            if f.snaplen == 0 {
-                                FULL_SNAPLEN
+                        snaplen: iface
+                            .map_or(FULL_SNAPLEN, |f| {
+                                if f.snaplen == 0 {
+                                    FULL_SNAPLEN
+                                } else {
+                                    f.snaplen
+                                }
+                            })
+                            .min(if headers_only {
+                                crate::units::HEADERS_MAX
                             } else {
-                                f.snaplen
-                            }
-                        }),
+                                u32::MAX
+                            }),
                         filter: String::new(),
                     },
                     precision,
@@ -178,7 +190,11 @@ impl Replay {
             }
             sources.push(src);
         }
-        Ok(Replay { sources, infos })
+        Ok(Replay {
+            sources,
+            infos,
+            headers_only,
+        })
     }
 
     /// The interfaces (one per file), in ring order.
@@ -252,20 +268,29 @@ impl Replay {
                 }
             }
             let src = &mut self.sources[i];
+            let data = if self.headers_only {
+                let linktype = self
+                    .infos
+                    .get(usize::from(iface))
+                    .map_or(1, |f| u32::from(f.desc.linktype));
+                &src.buf[..crate::wire::headers_len(linktype, &src.buf).min(src.buf.len())]
+            } else {
+                &src.buf[..]
+            };
             if !push(
                 ring,
                 &mut writers,
                 usize::from(iface),
                 ts,
                 orig_len,
-                &src.buf,
+                data,
                 stop,
             ) {
                 break;
             }
             let c = &mut counted[usize::from(iface)];
             c[0] += 1;
-            c[1] += src.buf.len() as u64;
+            c[1] += data.len() as u64;
             report.packets += 1;
             // At capture pace the counters are read while the replay runs: keep them current.
             if speed == Speed::Realtime || report.packets % COUNTER_BATCH == 0 {

@@ -8,6 +8,8 @@
 //! Ethernet/IPv4/UDP for files, and the demo sends them as real datagrams to
 //! port 4791 on loopback, where libpcap captures them.
 
+pub mod realistic;
+
 use std::net::Ipv4Addr;
 
 use crate::wire::{aeth, bth, reth};
@@ -298,6 +300,32 @@ pub fn write_synthetic<W: std::io::Write>(
         let (src, dst) = if p.reply { (b, a) } else { (a, b) };
         frame(src, dst, 49152 + (p.flow as u16), &payload, &mut frame_buf);
         w.write(start_ns + step * n as i64, &frame_buf)?;
+    }
+    Ok(w.into_inner())
+}
+
+/// Like [`write_synthetic`], with [`realistic`] traffic
+/// ([`realistic::Shape::realistic`] with `flows` queue pairs): 4096-MTU
+/// WRITEs with ACKs, some READs, CNPs and NAKs, random payload bytes, times
+/// `1/rate` apart with 100 ns of jitter.
+pub fn write_realistic<W: std::io::Write>(
+    out: W,
+    packets: u64,
+    snaplen: u32,
+    rate: u64,
+    flows: u32,
+    start_ns: i64,
+) -> std::io::Result<W> {
+    let shape = realistic::Shape {
+        step_ns: 1_000_000_000 / rate.max(1),
+        ..realistic::Shape::realistic(flows.max(1))
+    };
+    let mut t = realistic::Traffic::new(shape, 0x5eed ^ u64::from(flows));
+    let mut w = PcapWriter::new(out, snaplen)?;
+    let mut frame_buf = Vec::with_capacity(4300);
+    for _ in 0..packets {
+        let ts = t.next(&mut frame_buf) - realistic::T0 + start_ns;
+        w.write(ts, &frame_buf)?;
     }
     Ok(w.into_inner())
 }

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Benchmark: the compressed ring (issue 15), side by side with the uncompressed
+# ring and with tcpdump, in one run.
+#
+# 1. History per GiB. Realistic RoCE v2 traffic (`tripcap generate --realistic`:
+#    WRITE First/Middle/Last at 4096 MTU with ACKs, some READs, CNPs and NAKs,
+#    random payload bytes) with 8 and with 64 queue pairs at 2 Mpps is replayed
+#    through a 16 MiB ring (64 KiB blocks), compressing and not, at snaplen
+#    `headers` and 128, and dumped by a window reaching back 1 h. The window's
+#    packets are what the ring held; at 2 Mpps that is seconds, scaled to 1 GiB.
+#    (A 1 GiB ring keeps fewer raw blocks in proportion, so it does a little
+#    better than this scaling.)
+# 2. A window dump from compressed blocks against `tcpdump -r IN -w OUT` on the
+#    same packets: the whole file replayed into a ring that holds all of it,
+#    reports off, RUNS times each, medians. tripcap's time includes the replay
+#    and the compression, not only the dump.
+# 3. CPU per packet on a loopback flood: `tcpreplay` sends the 8-QP traffic
+#    (snaplen 128 frames) on `lo` at FLOOD_PPS while `tcpdump -i lo -w
+#    /dev/null` and `tripcap run -i lo --snaplen headers` (compressing, default
+#    config) capture it at the same time. CPU is read from /proc per process
+#    and per tripcap thread (clock ticks, so keep the flood a few seconds).
+#
+#   scripts/bench-history.sh [PACKETS] [RUNS] [FLOOD_PPS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PACKETS=${1:-3000000}
+RUNS=${2:-3}
+FLOOD_PPS=${3:-400000}
+RATE=2000000
+command -v tcpreplay >/dev/null || { echo "needs tcpreplay (apt-get install tcpreplay)"; exit 2; }
+cargo build --release -q
+BIN=$PWD/target/release/tripcap
+W=$(mktemp -d /tmp/tripcap-history.XXXXXX)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$W"; }
+trap cleanup EXIT
+START=1796000000
+LAST=$(python3 -c "print(f'{$START + $PACKETS / $RATE + 1:.9f}')")
+for q in 8 64; do
+  $BIN generate --realistic -o "$W/in-$q.pcap" --flows "$q" --snaplen 128 --rate $RATE --packets "$PACKETS" --start $START
+done
+echo "input: $PACKETS packets at $RATE/s per file, $(du -h "$W/in-8.pcap" | cut -f1) each (snaplen 128)"
+
+ring_cfg() { # memory block compress
+  printf '[ring]\nmemory_limit = "%s"\nblock_size = "%s"\ncompress = %s\n[output]\nreports = false\n' "$1" "$2" "$3"
+}
+held() { # the window's packets
+  python3 -c "import json,glob,sys; print(json.load(open(glob.glob(sys.argv[1] + '/*.json')[0]))['packets'])" "$1"
+}
+
+echo
+echo "== 1. history per GiB (16 MiB ring, 64 KiB blocks, at $RATE packets/s)"
+printf '%-8s %-8s %12s %12s %10s %10s %7s\n' QPs snaplen "raw pkts" "zst pkts" "raw s/GiB" "zst s/GiB" ratio
+for q in 8 64; do
+  for snap in headers 128; do
+    n=()
+    for c in false true; do
+      ring_cfg 16MiB 64KiB $c > "$W/c.toml"
+      rm -rf "$W/out"
+      $BIN run -c "$W/c.toml" --from-pcap "$W/in-$q.pcap" --snaplen $snap --trigger-at "$LAST" \
+          --pre 1h --post 0s -o "$W/out" >/dev/null 2>"$W/err" || { cat "$W/err"; exit 1; }
+      n+=("$(held "$W/out")")
+    done
+    python3 - "$q" "$snap" "${n[0]}" "${n[1]}" "$RATE" "$PACKETS" <<'PY'
+import sys
+q, snap, raw, zst, rate, total = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+per_gib = lambda n: n / rate * 1024 / 16
+note = "  (the whole file: the ring was not full)" if zst >= total else ""
+print(f"{q:<8} {snap:<8} {raw:>12} {zst:>12} {per_gib(raw):>10.2f} {per_gib(zst):>10.2f} {zst/raw:>6.1f}x{note}")
+PY
+  done
+done
+
+echo
+echo "== 2. window dump from compressed blocks vs tcpdump -r IN -w OUT (8 QPs, headers, 1 GiB ring)"
+ring_cfg 1GiB 256KiB true > "$W/dump.toml"
+t_ours=(); t_tcpdump=()
+for i in $(seq 1 "$RUNS"); do
+  rm -rf "$W/out" "$W/tcpdump.pcap"; sync
+  s=$(date +%s.%N)
+  $BIN run -c "$W/dump.toml" --from-pcap "$W/in-8.pcap" --snaplen headers --trigger-at "$LAST" \
+      --pre 1h --post 0s -o "$W/out" >/dev/null 2>"$W/err" || { cat "$W/err"; exit 1; }
+  e=$(date +%s.%N); t_ours+=("$(python3 -c "print($e-$s)")")
+  s=$(date +%s.%N)
+  tcpdump -r "$W/in-8.pcap" -w "$W/tcpdump.pcap" 2>/dev/null
+  e=$(date +%s.%N); t_tcpdump+=("$(python3 -c "print($e-$s)")")
+done
+dumped=$(held "$W/out")
+python3 - "$PACKETS" "$dumped" "${t_ours[*]}" "${t_tcpdump[*]}" <<'PY'
+import statistics, sys
+packets, dumped = int(sys.argv[1]), int(sys.argv[2])
+ours = [float(x) for x in sys.argv[3].split()]
+tcpd = [float(x) for x in sys.argv[4].split()]
+mo, mt = statistics.median(ours), statistics.median(tcpd)
+print(f"packets dumped: {dumped} of {packets}")
+print(f"tripcap replay+compress+dump: median {mo:.3f} s ({packets/mo/1e6:.2f} Mpps)  runs: {' '.join(f'{x:.3f}' for x in ours)}")
+print(f"tcpdump -r -w:                median {mt:.3f} s ({packets/mt/1e6:.2f} Mpps)  runs: {' '.join(f'{x:.3f}' for x in tcpd)}")
+print(f"rate ratio tripcap/tcpdump: {mt/mo:.2f}x   (target >= 1x)")
+PY
+
+echo
+echo "== 3. CPU per packet on a loopback flood at $FLOOD_PPS packets/s (tcpreplay, 8 QPs)"
+FLOOD=$W/flood.pcap
+$BIN generate --realistic -o "$FLOOD" --flows 8 --snaplen 128 --rate 1000000 --packets 500000 --start $START
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+printf '[output]\nreports = false\ndir = "%s/live"\n[api]\nlisten = "127.0.0.1:%s"\n' "$W" "$PORT" > "$W/live.toml"
+tcpdump -i lo -n -w /dev/null 2>"$W/tcpdump.err" & TD=$!; PIDS+=("$TD")
+$BIN run -c "$W/live.toml" -i lo --snaplen headers 2>"$W/agent.err" & TC=$!; PIDS+=("$TC")
+for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/status" >/dev/null && break; sleep 0.1; done
+ticks() { for t in /proc/$TC/task/*; do printf '%s\t%s\n' "$(cat "$t/comm")" "$(awk '{print $14+$15}' "$t/stat")"; done; \
+          printf 'tcpdump\t%s\n' "$(awk '{print $14+$15}' /proc/$TD/stat)"; }
+ticks > "$W/t1"
+tcpreplay -q -i lo --pps "$FLOOD_PPS" --loop 8 "$FLOOD" >/dev/null 2>&1
+sleep 1
+ticks > "$W/t2"
+curl -sf "127.0.0.1:$PORT/status" > "$W/status.json"
+kill -INT "$TD" "$TC"; wait "$TD" || true; wait "$TC" || true
+python3 - "$W/t1" "$W/t2" "$W/status.json" "$W/tcpdump.err" "$(getconf CLK_TCK)" <<'PY'
+import collections, json, re, sys
+def read(p):
+    d = collections.Counter()
+    for line in open(p):
+        name, t = line.rstrip("\n").split("\t")
+        d[name] += int(t)
+    return d
+a, b = read(sys.argv[1]), read(sys.argv[2])
+st = json.load(open(sys.argv[3]))
+err = open(sys.argv[4]).read()
+hz = int(sys.argv[5])
+ours = st["interfaces"][0]
+td_packets = int(re.search(r"(\d+) packets captured", err).group(1))
+td_drops = int(re.search(r"(\d+) packets dropped by kernel", err).group(1))
+ns = lambda ticks, n: ticks / hz * 1e9 / max(n, 1)
+d = {k: b[k] - a[k] for k in b}
+agent = sum(v for k, v in d.items() if k != "tcpdump")
+tcpd = ns(d["tcpdump"], td_packets)
+print(f"tcpdump:  {td_packets} packets, {td_drops} kernel drops, {tcpd:.0f} ns CPU/packet")
+print(f"tripcap:  {ours['packets']} packets, {ours['kernel_drops']} kernel drops")
+for name in sorted(d, key=lambda k: -d[k]):
+    if name != "tcpdump" and d[name] > 0:
+        print(f"  thread {name:<16} {ns(d[name], ours['packets']):6.0f} ns/packet")
+cap = ns(d.get("capture-lo", 0), ours["packets"])
+whole = ns(agent, ours["packets"])
+print(f"capture thread / tcpdump: {cap/tcpd:.2f}x   (target <= 1x)")
+print(f"whole agent / tcpdump:    {whole/tcpd:.2f}x   (target <= 2x)")
+r = st["ring"]
+print(f"ring: {r['packets']} packets, {r['bytes_per_packet']:.1f} B/packet, compression {r['compression_ratio'] or 0:.1f}x, history {r['history_seconds']:.1f} s")
+PY
