@@ -209,7 +209,7 @@ fn random_frames_round_trip() {
             }
             // Original lengths that are not the captured length, or even smaller.
             let orig = match rng.below(10) {
-                0 => rng.next() as u32,
+                0 => rng.next_u64() as u32,
                 1 => f.len() as u32 / 2,
                 _ => f.len() as u32 + rng.below(3) as u32 * 4000,
             };

@@ -331,6 +331,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         config.ring.memory_limit,
         config.output.dir.display()
     );
+    println!("{}", config.history_line());
     let b = &config.baseline;
     if b.enabled {
         println!(

@@ -30,6 +30,24 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("\"{text}\" is not a size: write e.g. \"64MiB\", \"1GiB\" (binary) or \"500MB\" (decimal)"))
 }
 
+/// Parse a packet rate (`"2M"`, `"500k"`, `"2Mpps"`, `"2000000"`), packets per second.
+pub fn parse_rate(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let t = t.strip_suffix("pps").unwrap_or(t).trim();
+    let (num, scale) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1e3),
+        Some((i, 'M')) => (&t[..i], 1e6),
+        Some((i, 'G')) => (&t[..i], 1e9),
+        _ => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n * scale >= 1.0 => Ok((n * scale) as u64),
+        _ => Err(format!(
+            "\"{text}\" is not a packet rate: write e.g. \"2M\", \"500k\" or 2000000 (packets per second)"
+        )),
+    }
+}
+
 /// What a capture keeps of each packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Snaplen {
@@ -61,8 +79,12 @@ pub fn parse_snaplen(text: &str) -> Result<u32, String> {
         "full" | "0" => Ok(FULL_SNAPLEN),
         t => match t.parse::<u32>() {
             Ok(n) if n >= 64 => Ok(n.min(FULL_SNAPLEN)),
-            Ok(n) => Err(format!("snaplen {n} is too short to hold the RoCE headers: use at least 64 (default 128), or \"full\"")),
-            Err(_) => Err(format!("snaplen \"{t}\" is not a number of bytes: write e.g. 128, or \"full\"")),
+            Ok(n) => Err(format!(
+                "snaplen {n} is too short to hold the RoCE headers: use at least 64, or \"full\""
+            )),
+            Err(_) => Err(format!(
+                "snaplen \"{t}\" is not a number of bytes: write e.g. 128, or \"full\""
+            )),
         },
     }
 }

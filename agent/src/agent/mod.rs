@@ -148,6 +148,7 @@ pub struct Agent {
     counts: Arc<Counts>,
     replay_done: Option<oneshot::Receiver<ReplayReport>>,
     replay_ended: CancellationToken,
+    ring: Arc<crate::ring::Ring>,
 }
 
 impl Agent {
@@ -199,6 +200,7 @@ impl Agent {
                 lines::linger(&self.recorder, abort, &self.lines_done).await;
             }
         }
+        log_ring(&self.ring);
         self.tasks.stop_token().cancel();
         // The outcome task ends when every holder of the recorder is gone and
         // the last window is written; it then lets delivery finish.
@@ -210,6 +212,26 @@ impl Agent {
             replay,
         }
     }
+}
+
+/// What the ring held when the agent stopped: how much history this traffic
+/// gets from this memory.
+fn log_ring(ring: &crate::ring::Ring) {
+    let span = ring.span();
+    let (packed, packed_raw) = span.packed_bytes;
+    tracing::info!(
+        packets = span.packets,
+        history_s = span.history_seconds(),
+        held_bytes = span.held_bytes,
+        bytes_per_packet = span.bytes_per_packet().unwrap_or(0.0),
+        blocks = span.blocks,
+        packed_blocks = span.packed_blocks,
+        packed_packets = span.packed_packets,
+        packed_bytes = packed,
+        packed_raw_bytes = packed_raw,
+        compression = span.compression_ratio().unwrap_or(0.0),
+        "ring at stop"
+    );
 }
 
 /// Build and run an agent in one call: [`AgentBuilder::start`] then [`Agent::run`].

@@ -96,7 +96,7 @@ fn check(config: &Config, opts: &RunOptions) -> Result<Checked, AgentError> {
     let sources = if !opts.replay.is_empty() {
         Sources::Replay(Replay::open(
             &opts.replay,
-            config.capture.headers_only,
+            config.capture.headers_only && config.capture.snaplen_set,
         )?)
     } else if !config.capture.interfaces.is_empty() {
         let spec = |iface: &String| LiveSpec {
@@ -451,6 +451,7 @@ impl Starting {
             counts,
             replay_done,
             replay_ended,
+            ring,
         })
     }
 

@@ -41,8 +41,11 @@ pub struct CaptureConfig {
     /// Snapshot length (bytes per packet kept; [`crate::units::HEADERS_MAX`] with
     /// `headers_only`).
     pub snaplen: u32,
-    /// `snaplen = "headers"`: each packet is cut where its headers end.
+    /// `snaplen = "headers"` (the default): each packet is cut where its headers end.
     pub headers_only: bool,
+    /// Whether the snaplen was set (config or flag) rather than left at its
+    /// default: a replay cuts its packets only when it was.
+    pub snaplen_set: bool,
     /// Kernel buffer per interface, bytes.
     pub buffer_size: u32,
     /// Promiscuous mode.
@@ -57,6 +60,7 @@ impl CaptureConfig {
             Snaplen::Bytes(n) => (n, false),
             Snaplen::Headers => (crate::units::HEADERS_MAX, true),
         };
+        self.snaplen_set = true;
     }
 
     /// The snapshot length as written (`headers`, or bytes).
@@ -80,6 +84,9 @@ pub struct RingSettings {
     pub block_size: u64,
     /// Compress blocks older than the newest few (lossless; more history per GiB).
     pub compress: bool,
+    /// Packets per second the operator expects at peak: `tripcap check` says
+    /// how many seconds the ring holds at this rate.
+    pub expected_rate: u64,
 }
 
 /// Where captures go.
@@ -158,8 +165,9 @@ impl Default for Config {
             capture: CaptureConfig {
                 interfaces: Vec::new(),
                 filter: DEFAULT_FILTER.to_string(),
-                snaplen: 128,
-                headers_only: false,
+                snaplen: crate::units::HEADERS_MAX,
+                headers_only: true,
+                snaplen_set: false,
                 buffer_size: 64 << 20,
                 promiscuous: false,
             },
@@ -168,6 +176,7 @@ impl Default for Config {
                 max_age: Duration::from_secs(15 * 60),
                 block_size: 256 << 10,
                 compress: true,
+                expected_rate: 2_000_000,
             },
             output: OutputConfig {
                 dir: PathBuf::from("/var/lib/tripcap"),

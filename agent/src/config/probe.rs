@@ -154,6 +154,51 @@ impl Config {
     }
 }
 
+/// Ring bytes per packet measured by `scripts/bench-history.sh` on realistic RoCE
+/// traffic (64 queue pairs, 256 KiB blocks; BENCHMARKS.md): raw at `snaplen =
+/// "headers"`, and packed.
+const RAW_HEADERS_BYTES: f64 = 92.0;
+const PACKED_HEADERS_BYTES: f64 = 8.1;
+
+impl Config {
+    /// About how many seconds of traffic each GiB of ring holds at
+    /// `ring.expected_rate`, and the bytes per packet that assumes: from
+    /// figures measured on generated RoCE traffic (payload bytes past the
+    /// headers are taken as incompressible). `/status` shows the real figures.
+    pub fn seconds_per_gib(&self) -> (f64, f64) {
+        let raw = if self.capture.headers_only {
+            RAW_HEADERS_BYTES
+        } else {
+            // EPB framing plus what the snaplen keeps of 4096-MTU segments and
+            // short ACKs (148 bytes a packet measured at 128).
+            32.0 + 0.9 * f64::from(self.capture.snaplen.min(4096))
+        };
+        let per_packet = if self.ring.compress {
+            PACKED_HEADERS_BYTES + (raw - RAW_HEADERS_BYTES).max(0.0)
+        } else {
+            raw
+        };
+        let rate = self.ring.expected_rate.max(1) as f64;
+        ((1u64 << 30) as f64 / per_packet / rate, per_packet)
+    }
+
+    /// `tripcap check`'s line on how far back the ring reaches.
+    pub fn history_line(&self) -> String {
+        let (per_gib, per_packet) = self.seconds_per_gib();
+        let gib = self.ring.memory_limit as f64 / (1u64 << 30) as f64;
+        format!(
+            "history: about {:.1} s per GiB, {:.1} s in this ring ({} MiB), at ring.expected_rate = {} packets/s and about {:.0} bytes a packet (snaplen {}, {}); /status shows the real figures",
+            per_gib,
+            per_gib * gib,
+            self.ring.memory_limit >> 20,
+            self.ring.expected_rate,
+            per_packet,
+            self.capture.snaplen_text(),
+            if self.ring.compress { "compressed" } else { "not compressed" },
+        )
+    }
+}
+
 /// This machine's `MemAvailable`, in bytes, when `/proc/meminfo` says.
 pub fn available_memory() -> Option<u64> {
     std::fs::read_to_string("/proc/meminfo")

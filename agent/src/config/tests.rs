@@ -66,7 +66,7 @@ fn errors_name_line_and_column_and_the_fix() {
     );
     assert_eq!(
         err("[capture]\nsnaplen = 20\n"),
-        "t.toml:2:11: snaplen 20 is too short to hold the RoCE headers: use at least 64 (default 128), \"full\" or \"headers\""
+        "t.toml:2:11: snaplen 20 is too short to hold the RoCE headers: use at least 64, \"full\" or \"headers\""
     );
     assert_eq!(
         err("[[trigger]]\nname = \"x\"\n"),
@@ -388,4 +388,33 @@ fn snaplen_headers_keeps_the_headers_only() {
         err("[capture]\nsnaplen = \"head\"\n"),
         "t.toml:2:11: snaplen \"head\" is not a number of bytes: write e.g. 128, \"full\" or \"headers\""
     );
+}
+
+#[test]
+fn expected_rate_reads_rates_and_check_estimates_history_from_it() {
+    let c = Config::parse(
+        "t.toml",
+        "[ring]\nexpected_rate = \"500k\"\nmemory_limit = \"2GiB\"\n",
+    )
+    .expect("config");
+    assert_eq!(c.ring.expected_rate, 500_000);
+    assert!(c.capture.headers_only, "headers is the default snaplen");
+    let (packed, _) = c.seconds_per_gib();
+    let mut raw = c.clone();
+    raw.ring.compress = false;
+    let (plain, per_packet) = raw.seconds_per_gib();
+    assert_eq!(per_packet, 92.0);
+    assert!(packed > 10.0 * plain, "{packed} vs {plain}");
+    assert!((plain - (1u64 << 30) as f64 / 92.0 / 500_000.0).abs() < 1e-9);
+    assert!(
+        c.history_line().contains("in this ring (2048 MiB)"),
+        "{}",
+        c.history_line()
+    );
+    assert_eq!(
+        err("[ring]\nexpected_rate = \"fast\"\n"),
+        "t.toml:2:17: `expected_rate`: \"fast\" is not a packet rate: write e.g. \"2M\", \"500k\" or 2000000 (packets per second)"
+    );
+    assert_eq!(crate::units::parse_rate("2Mpps"), Ok(2_000_000));
+    assert_eq!(crate::units::parse_rate("1500000"), Ok(1_500_000));
 }

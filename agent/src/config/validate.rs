@@ -118,6 +118,15 @@ impl Config {
         if let Some(c) = raw.compress {
             self.ring.compress = c;
         }
+        if let Some(v) = &raw.expected_rate {
+            let text = match v.get_ref() {
+                toml::Value::Integer(n) => n.to_string(),
+                toml::Value::String(s) => s.clone(),
+                _ => String::new(),
+            };
+            self.ring.expected_rate = crate::units::parse_rate(&text)
+                .or_else(|m| r.value_err(v.span(), format!("`expected_rate`: {m}")))?;
+        }
         Ok(())
     }
 

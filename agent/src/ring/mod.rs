@@ -457,6 +457,8 @@ pub struct RingSpan {
     pub blocks: usize,
     /// Of those, packed.
     pub packed_blocks: usize,
+    /// Packets in the packed blocks.
+    pub packed_packets: u64,
     /// Packets held by the ring.
     pub packets: u64,
     /// Bytes of memory the ring's blocks take (a raw block takes its whole buffer).
@@ -516,6 +518,7 @@ struct State {
 #[derive(Debug, Default, Clone, Copy)]
 struct Held {
     packets: u64,
+    packed_packets: u64,
     packed_blocks: usize,
     packed_bytes: u64,
     packed_pcapng: u64,
@@ -539,6 +542,7 @@ impl Held {
                 self.packed_blocks = self.packed_blocks.saturating_sub(1);
             }
             apply(&mut self.packed_bytes, p.bytes.len() as u64);
+            apply(&mut self.packed_packets, u64::from(m.packets));
             apply(&mut self.packed_pcapng, m.pcapng_bytes);
         }
     }
@@ -912,6 +916,7 @@ impl Ring {
             oldest_ts: st.blocks.front().map(|b| b.meta().min_ts),
             blocks: st.blocks.len(),
             packed_blocks: st.held.packed_blocks,
+            packed_packets: st.held.packed_packets,
             packets: st.held.packets,
             held_bytes: (raw_blocks * self.pool.block_size) as u64 + st.held.packed_bytes,
             packed_bytes: (st.held.packed_bytes, st.held.packed_pcapng),
@@ -1276,6 +1281,33 @@ pub(crate) mod tests {
                 offset: 0,
             }
         }
+    }
+
+    #[test]
+    fn packed_blocks_held_by_a_window_count_against_the_limit() {
+        let r = compressed(64 * 4096, 4096);
+        let frames = roce_frames(4_000, 4, 0);
+        let mut slot = None;
+        for (i, f) in frames.iter().enumerate() {
+            assert!(r.append(&mut slot, 0, i as i64, f.len() as u32, f, None));
+        }
+        if let Some(w) = slot.take() {
+            r.seal(w);
+        }
+        assert!(r.pack_now() > 10);
+        let (tx, rx) = mpsc::channel();
+        r.subscribe(0, tx); // a window holding every block, packed ones included
+        while r.evict_oldest() {}
+        let decode = 4096; // one interface's decode buffer
+        let pinned = r.span().allocated_bytes;
+        assert!(
+            pinned > decode + 10 * 64,
+            "packed bytes still charged: {pinned}"
+        );
+        drop(rx);
+        let idle = r.span().idle_bytes;
+        assert_eq!(r.span().allocated_bytes, decode + idle, "all given back");
+        assert!(pinned > r.span().allocated_bytes);
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub struct Rng(pub u64);
 
 impl Rng {
     /// The next value.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -19,7 +19,7 @@ impl Rng {
     }
     /// A value below `n`.
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
     /// True `percent` times in 100.
     pub fn chance(&mut self, percent: u64) -> bool {
@@ -28,10 +28,10 @@ impl Rng {
     /// Append `n` random bytes.
     pub fn fill(&mut self, out: &mut Vec<u8>, n: usize) {
         for _ in 0..n / 8 {
-            out.extend_from_slice(&self.next().to_le_bytes());
+            out.extend_from_slice(&self.next_u64().to_le_bytes());
         }
         for _ in 0..n % 8 {
-            out.push(self.next() as u8);
+            out.push(self.next_u64() as u8);
         }
     }
 }
@@ -374,4 +374,3 @@ impl Traffic {
         self.rng.fill(out, 4); // ICRC
     }
 }
-

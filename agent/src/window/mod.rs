@@ -271,6 +271,7 @@ pub fn open(
     let ring = Arc::clone(ring);
     let name = format!("window-{}", plan.incident);
     tasks.thread(name, move || {
+        let began = std::time::Instant::now();
         let counters_at_trigger = read_counters(&plan);
         let mut w = Writer::new(plan, shared, span, &ring);
         let outcome = w
@@ -293,6 +294,15 @@ pub fn open(
                 }
             }
         };
+        if let CaptureOutcome::Written { report, .. } = &outcome {
+            // From the window opening to its unit complete (a window opened after
+            // its end, as a replay's at the end, is its dump time: `bench-history.sh`).
+            tracing::debug!(
+                packets = report.packets,
+                seconds = began.elapsed().as_secs_f64(),
+                "window thread done"
+            );
+        }
         let _ = done.send(outcome);
     })
 }
