@@ -116,6 +116,31 @@ impl Ring {
         self.stats.packed_blocks.load(Ordering::Relaxed) - before
     }
 
+    /// Replace the oldest packed block by one whose bytes are cut in half (a bug
+    /// in the codec, or memory gone bad); returns its packets. For tests.
+    #[cfg(test)]
+    pub(crate) fn cut_oldest_packed(&self) -> u32 {
+        let mut st = self.lock();
+        let Some(i) = st
+            .blocks
+            .iter()
+            .position(|b| matches!(b, Stored::Packed(_)))
+        else {
+            return 0;
+        };
+        let Stored::Packed(p) = &st.blocks[i] else {
+            return 0;
+        };
+        let cut = Stored::Packed(Arc::new(Packed {
+            bytes: p.bytes[..p.bytes.len() / 2].into(),
+            meta: p.meta,
+            pool: Weak::new(),
+        }));
+        let packets = p.meta.packets;
+        st.blocks[i] = cut;
+        packets
+    }
+
     /// Wait for a block to be sealed, or `timeout`.
     fn wait_for_seal(&self, timeout: Duration) {
         let st = self.lock();

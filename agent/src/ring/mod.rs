@@ -224,6 +224,13 @@ pub struct Records<'a> {
     offset: usize,
 }
 
+impl<'a> Records<'a> {
+    /// The records of `bytes`, consecutive pcapng EPBs (a block's, or a window's).
+    pub fn over(bytes: &'a [u8]) -> Records<'a> {
+        Records { bytes, offset: 0 }
+    }
+}
+
 impl<'a> Iterator for Records<'a> {
     type Item = Record<'a>;
     fn next(&mut self) -> Option<Record<'a>> {
@@ -1262,25 +1269,15 @@ pub(crate) mod tests {
         assert_eq!(&sealed[sealed.len() - got.len()..], &got[..]);
         assert_eq!(
             span.packets,
-            got.iter().map(|b| b.records().count() as u64).sum::<u64>()
+            got.iter()
+                .map(|b| Records::over(b).count() as u64)
+                .sum::<u64>()
         );
         // Everything given back: only the decode buffer stays charged.
         drop(r.take_block(0, None));
         while r.evict_oldest() {}
         drop(slot);
         assert_eq!(r.span().held_bytes, 0);
-    }
-
-    trait RecordsOf {
-        fn records(&self) -> Records<'_>;
-    }
-    impl RecordsOf for Vec<u8> {
-        fn records(&self) -> Records<'_> {
-            Records {
-                bytes: self,
-                offset: 0,
-            }
-        }
     }
 
     #[test]

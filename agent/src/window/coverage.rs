@@ -24,6 +24,8 @@ pub(crate) struct Observed {
     pub(crate) last_watermark: i64,
     /// Packets dropped because every ring buffer was pinned.
     pub(crate) ring_full_drops: u64,
+    /// Packets of compressed ring blocks that could not be decoded.
+    pub(crate) undecoded: u64,
     /// Interfaces whose capture stopped: (name, when, why).
     pub(crate) stopped: Vec<(String, i64, String)>,
     /// Kernel and interface drops while the window was open.
@@ -92,6 +94,12 @@ pub(crate) fn coverage(o: &Observed) -> Coverage {
         shortfall.push(format!(
             "{} packets dropped because every ring buffer was held by captures being written (disk too slow?)",
             o.ring_full_drops
+        ));
+    }
+    if o.undecoded > 0 {
+        shortfall.push(format!(
+            "{} packets of the ring's compressed blocks could not be read back and are missing (the log says why)",
+            o.undecoded
         ));
     }
     for (name, at, why) in &o.stopped {
@@ -180,15 +188,17 @@ mod tests {
         ];
         o.kernel_drops = 3;
         o.ring_full_drops = 2;
+        o.undecoded = 7;
         o.asked_start = 90 * S;
         let c = coverage(&o);
         assert_eq!(c.covered_end, 150 * S);
-        assert_eq!(c.shortfall.len(), 5, "{:?}", c.shortfall);
+        assert_eq!(c.shortfall.len(), 6, "{:?}", c.shortfall);
         assert!(c.shortfall[0].starts_with("a later trigger asked for packets from"));
         assert!(c.shortfall[1].starts_with("capture stopped at"));
         assert!(c.shortfall[2].starts_with("2 packets dropped"));
-        assert!(c.shortfall[3].starts_with("capture on `eth1` stopped at"));
-        assert!(c.shortfall[4].starts_with("the kernel dropped 3 packets"));
+        assert!(c.shortfall[3].starts_with("7 packets of the ring's compressed blocks"));
+        assert!(c.shortfall[4].starts_with("capture on `eth1` stopped at"));
+        assert!(c.shortfall[5].starts_with("the kernel dropped 3 packets"));
     }
 
     #[test]

@@ -48,6 +48,8 @@ struct Inflater {
     lease: Option<InflateLease>,
     /// Packed or inflated items in all queues.
     pending: usize,
+    /// Packets of packed blocks that could not be decoded (left out).
+    lost: u64,
 }
 
 impl Inflater {
@@ -128,9 +130,12 @@ impl Queue {
                 break None;
             };
             if let Item::Packed(p) = item {
-                match inflater.as_mut().and_then(|i| i.inflate(iface, p)) {
-                    Some(meta) => *item = Item::Inflated(meta),
-                    None => {
+                match inflater.as_mut().map(|i| (i.inflate(iface, p), i)) {
+                    Some((Some(meta), _)) => *item = Item::Inflated(meta),
+                    lost => {
+                        if let Some((_, i)) = lost {
+                            i.lost += u64::from(p.meta().packets);
+                        }
                         self.pop(inflater);
                         continue;
                     }
@@ -170,6 +175,7 @@ impl Queues {
                 decoder: Decoder::new(),
                 lease: None,
                 pending: 0,
+                lost: 0,
             }),
         }
     }
@@ -194,6 +200,11 @@ impl Queues {
                 q.refresh(iface, &mut self.inflater);
             }
         }
+    }
+
+    /// Packets of packed blocks that could not be decoded, and are not in the file.
+    pub(crate) fn lost_packets(&self) -> u64 {
+        self.inflater.as_ref().map_or(0, |i| i.lost)
     }
 
     /// Release every block still held.
@@ -303,6 +314,12 @@ mod tests {
     /// The window [start, end] as the merge writes it from `ring`, and how
     /// many packed blocks it read.
     fn window(ring: &Arc<Ring>, start: i64, end: i64) -> (Vec<u8>, usize) {
+        let (bytes, packed, _) = window_lost(ring, start, end);
+        (bytes, packed)
+    }
+
+    /// [`window`], and the packets it could not decode.
+    fn window_lost(ring: &Arc<Ring>, start: i64, end: i64) -> (Vec<u8>, usize, u64) {
         let (tx, rx) = mpsc::channel();
         ring.subscribe(start, tx);
         let mut q = Queues::new(2, ring);
@@ -319,7 +336,7 @@ mod tests {
                 "every packed block read: the decode buffers are given back"
             );
         }
-        (out.0, packed)
+        (out.0, packed, q.lost_packets())
     }
 
     #[test]
@@ -362,5 +379,28 @@ mod tests {
             assert!(!want.is_empty());
             assert!(got == want, "window {start}..{end} differs");
         }
+    }
+
+    #[test]
+    fn a_packed_block_that_does_not_decode_is_left_out_and_counted() {
+        let r = ring(true);
+        let frames = roce_frames(5_000, 4, 0);
+        let mut slot = None;
+        for (i, f) in frames.iter().enumerate() {
+            assert!(r.append(&mut slot, 0, i as i64, f.len() as u32, f, None));
+        }
+        if let Some(w) = slot.take() {
+            r.seal(w);
+        }
+        r.advance_all(i64::MAX - 1);
+        assert!(r.pack_now() > 3);
+        let all = r.span().packets;
+        let cut = r.cut_oldest_packed();
+        assert!(cut > 0);
+        let (bytes, _, lost) = window_lost(&r, 0, i64::MAX - 1);
+        assert_eq!(lost, u64::from(cut));
+        let written = crate::ring::Records::over(&bytes).count() as u64;
+        assert_eq!(written + lost, all, "every other packet is written");
+        assert_eq!(r.stats().decode_errors.load(Ordering::Relaxed), 1);
     }
 }

@@ -89,6 +89,8 @@ pub(super) struct Writer {
     /// The capture, in place, whose sidecar could not be written.
     pub(super) kept: Option<PathBuf>,
     last_watermark: i64,
+    /// Packets of packed ring blocks that could not be decoded.
+    undecoded: u64,
 }
 
 impl Writer {
@@ -109,6 +111,7 @@ impl Writer {
             tmp_path,
             kept: None,
             last_watermark: i64::MIN,
+            undecoded: 0,
         }
     }
 
@@ -194,6 +197,7 @@ impl Writer {
             ..
         } = out;
         let file = file.into_inner().map_err(|e| e.into_error())?;
+        self.undecoded = self.queues.lost_packets();
         self.queues.clear();
         let report = self.sidecar(
             ring,
@@ -319,6 +323,7 @@ impl Writer {
             evicted: self.span.evicted,
             last_watermark: self.last_watermark,
             ring_full_drops,
+            undecoded: self.undecoded,
             stopped: self
                 .plan
                 .interfaces
