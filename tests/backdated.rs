@@ -185,7 +185,12 @@ fn live_flood_window(
         "api listening on",
         Duration::from_secs(20),
     );
-    let text = agent_log.lock().expect("log").clone();
+    // The ready line is signalled before it is in the buffer: wait for it there.
+    let mut text = String::new();
+    wait_until(Duration::from_secs(5), "the API address", || {
+        text = agent_log.lock().expect("log").clone();
+        text.contains("api listening on http://")
+    });
     let at = text.find("api listening on http://").expect("api line") + "api listening on ".len();
     let base: String = text[at..]
         .chars()

@@ -514,15 +514,18 @@ impl Starting {
                 .thread("ring-prefault", prefault)
                 .map_err(AgentError::Thread)?;
         }
-        let linktypes = opened
+        let linktypes: Vec<u32> = opened
             .interfaces
             .iter()
             .map(|i| u32::from(i.desc.linktype))
             .collect();
-        if let Some(compress) = ring.compressor(linktypes, self.tasks.stop_token().clone()) {
-            self.tasks
-                .thread("ring-compress", compress)
-                .map_err(AgentError::Thread)?;
+        for _ in 0..config.ring.compress_threads {
+            let stop = self.tasks.stop_token().clone();
+            if let Some(compress) = ring.compressor(linktypes.clone(), stop) {
+                self.tasks
+                    .thread("ring-compress", compress)
+                    .map_err(AgentError::Thread)?;
+            }
         }
         Ok(ring)
     }

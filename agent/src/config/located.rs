@@ -85,6 +85,7 @@ pub(super) struct RawRing {
     pub max_age: Option<Spanned<NumOrText>>,
     pub block_size: Option<Spanned<NumOrText>>,
     pub compress: Option<bool>,
+    pub compress_threads: Option<Spanned<i64>>,
     pub expected_rate: Option<Spanned<NumOrText>>,
 }
 

@@ -84,6 +84,8 @@ pub struct RingSettings {
     pub block_size: u64,
     /// Compress blocks older than the newest few (lossless; more history per GiB).
     pub compress: bool,
+    /// Threads that compress (each about 300 ns of CPU a packet).
+    pub compress_threads: usize,
     /// Packets per second the operator expects at peak: `tripcap check` says
     /// how many seconds the ring holds at this rate.
     pub expected_rate: u64,
@@ -176,6 +178,7 @@ impl Default for Config {
                 max_age: Duration::from_secs(15 * 60),
                 block_size: 256 << 10,
                 compress: true,
+                compress_threads: 1,
                 expected_rate: 2_000_000,
             },
             output: OutputConfig {

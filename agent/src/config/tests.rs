@@ -416,5 +416,9 @@ fn expected_rate_reads_rates_and_check_estimates_history_from_it() {
         "t.toml:2:17: `expected_rate`: \"fast\" is not a packet rate: write e.g. \"2M\", \"500k\" or 2000000 (packets per second)"
     );
     assert_eq!(crate::units::parse_rate("2Mpps"), Ok(2_000_000));
+    assert_eq!(
+        err("[ring]\ncompress_threads = 0\n"),
+        "t.toml:2:20: `compress_threads` = 0 must be 1 to 64 (set `compress = false` to compress nothing)"
+    );
     assert_eq!(crate::units::parse_rate("1500000"), Ok(1_500_000));
 }

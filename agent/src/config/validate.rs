@@ -118,6 +118,20 @@ impl Config {
         if let Some(c) = raw.compress {
             self.ring.compress = c;
         }
+        if let Some(t) = &raw.compress_threads {
+            match usize::try_from(*t.get_ref()) {
+                Ok(n @ 1..=64) => self.ring.compress_threads = n,
+                _ => {
+                    return r.value_err(
+                        t.span(),
+                        format!(
+                            "`compress_threads` = {} must be 1 to 64 (set `compress = false` to compress nothing)",
+                            t.get_ref()
+                        ),
+                    )
+                }
+            }
+        }
         if let Some(v) = &raw.expected_rate {
             let text = match v.get_ref() {
                 toml::Value::Integer(n) => n.to_string(),

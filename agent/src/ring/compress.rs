@@ -17,10 +17,11 @@ use super::codec::Encoder;
 use super::{Block, Packed, Pool, Ring, Stored};
 
 impl Ring {
-    /// The body of the `ring-compress` thread, for its owner to start (`None`
+    /// The body of a `ring-compress` thread, for its owner to start (`None`
     /// when the ring does not compress): packs every block but the newest few
     /// until `stop` is cancelled or the ring is dropped. `linktypes` are the
-    /// interfaces' pcap link types, by ring interface index.
+    /// interfaces' pcap link types, by ring interface index. Several threads
+    /// share the work, each block packed by one.
     pub fn compressor(
         self: &Arc<Self>,
         linktypes: Vec<u32>,
@@ -31,24 +32,27 @@ impl Ring {
             .then_some(move || compress(weak, linktypes, stop))
     }
 
-    /// The oldest raw block the compressor should pack next, from `*next` on:
-    /// every block but the newest `keep_raw` is packed, oldest first. After a
-    /// burst the compressor catches up through every block still held; blocks
-    /// evicted before it came to them are simply passed.
-    fn next_to_pack(&self, next: &mut u64) -> Option<(u64, Arc<Block>)> {
-        let st = self.lock();
+    /// Claim the oldest raw block not yet claimed by a compressor thread:
+    /// every block but the newest `keep_raw` is packed, oldest first, each by
+    /// one thread. After a burst the compressors catch up through every block
+    /// still held; blocks evicted before they came to them are simply passed.
+    fn next_to_pack(&self) -> Option<(u64, Arc<Block>)> {
+        let mut st = self.lock();
         let keep = self.keep_raw as u64;
         let end = st.front_seq + st.blocks.len() as u64;
         let target_end = end.saturating_sub(keep);
-        *next = (*next).max(st.front_seq);
-        while *next < target_end {
-            let idx = (*next - st.front_seq) as usize;
+        let mut next = st.pack_next.max(st.front_seq);
+        let mut claimed = None;
+        while next < target_end {
+            let idx = (next - st.front_seq) as usize;
+            next += 1;
             if let Some(Stored::Raw(b)) = st.blocks.get(idx) {
-                return Some((*next, Arc::clone(b)));
+                claimed = Some((next - 1, Arc::clone(b)));
+                break;
             }
-            *next += 1;
         }
-        None
+        st.pack_next = next;
+        claimed
     }
 
     /// Pack `block`, sequence number `seq`, with `encoder`, and put it in the
@@ -108,10 +112,9 @@ impl Ring {
     #[cfg(test)]
     pub(crate) fn pack_now(&self) -> u64 {
         let before = self.stats.packed_blocks.load(Ordering::Relaxed);
-        let (mut encoder, mut out, mut next) = (Encoder::new(), Vec::new(), 0);
-        while let Some((seq, block)) = self.next_to_pack(&mut next) {
+        let (mut encoder, mut out) = (Encoder::new(), Vec::new());
+        while let Some((seq, block)) = self.next_to_pack() {
             self.pack(seq, block, &mut encoder, &mut out);
-            next = seq + 1;
         }
         self.stats.packed_blocks.load(Ordering::Relaxed) - before
     }
@@ -149,46 +152,40 @@ impl Ring {
 }
 
 fn compress(ring: Weak<Ring>, linktypes: Vec<u32>, stop: CancellationToken) {
-    /// Marks the compressor stopped however the thread ends, so a replay stops
-    /// waiting for it.
+    /// Counts the thread out however it ends, so a replay stops waiting for
+    /// compressors that are gone.
     struct Running(Weak<Ring>);
     impl Drop for Running {
         fn drop(&mut self) {
             if let Some(r) = self.0.upgrade() {
-                r.compressor.running.store(false, Ordering::Relaxed);
+                r.compressors.fetch_sub(1, Ordering::Relaxed);
                 let _st = r.lock();
-                r.compressor.moved.notify_all();
+                r.packed.notify_all();
             }
         }
     }
     let _running = ring.upgrade().map(|r| {
-        r.compressor.running.store(true, Ordering::Relaxed);
+        r.compressors.fetch_add(1, Ordering::Relaxed);
         Running(Arc::downgrade(&r))
     });
     let mut encoders: Vec<Encoder> = linktypes.into_iter().map(Encoder::with_linktype).collect();
     let mut fallback = Encoder::new();
     let mut out = Vec::new();
-    let mut next = 0u64;
     loop {
         if stop.is_cancelled() {
             return;
         }
         let Some(ring) = ring.upgrade() else { return };
-        match ring.next_to_pack(&mut next) {
+        match ring.next_to_pack() {
             Some((seq, block)) => {
                 let encoder = encoders
                     .get_mut(usize::from(block.meta.iface))
                     .unwrap_or(&mut fallback);
                 ring.pack(seq, block, encoder, &mut out);
-                next = seq + 1;
-                ring.compressor.next.store(next, Ordering::Relaxed);
                 let _st = ring.lock();
-                ring.compressor.moved.notify_all();
+                ring.packed.notify_all();
             }
-            None => {
-                ring.compressor.next.store(next, Ordering::Relaxed);
-                ring.wait_for_seal(Duration::from_millis(200));
-            }
+            None => ring.wait_for_seal(Duration::from_millis(200)),
         }
     }
 }

@@ -509,6 +509,8 @@ struct State {
     blocks: VecDeque<Stored>,
     /// Sequence number of `blocks[0]` (each sealed block gets the next one).
     front_seq: u64,
+    /// Sequence number of the next block a compressor thread may claim.
+    pack_next: u64,
     watermarks: Vec<i64>,
     low_watermark: i64,
     subscribers: Vec<Sender<RingEvent>>,
@@ -570,17 +572,10 @@ pub struct Ring {
     inflate: Option<Arc<InflateSlot>>,
     /// Raw blocks the compressor leaves at the new end of the ring.
     keep_raw: usize,
-    /// The compressor: whether its thread runs, and the sequence number of the
-    /// next block it will look at.
-    compressor: Compressor,
-}
-
-#[derive(Debug, Default)]
-struct Compressor {
-    running: std::sync::atomic::AtomicBool,
-    next: AtomicU64,
-    /// Signalled (with the ring lock) when the compressor moves on.
-    moved: Condvar,
+    /// Compressor threads running.
+    compressors: std::sync::atomic::AtomicUsize,
+    /// Signalled (with the ring lock) when a compressor has packed a block.
+    packed: Condvar,
 }
 
 impl Ring {
@@ -624,6 +619,7 @@ impl Ring {
             state: Mutex::new(State {
                 blocks: VecDeque::new(),
                 front_seq: 0,
+                pack_next: 0,
                 watermarks: vec![i64::MIN; interfaces],
                 low_watermark: if interfaces == 0 {
                     WATERMARK_END
@@ -641,7 +637,8 @@ impl Ring {
             stats: RingStats::default(),
             inflate,
             keep_raw,
-            compressor: Compressor::default(),
+            compressors: std::sync::atomic::AtomicUsize::new(0),
+            packed: Condvar::new(),
         })
     }
 
@@ -673,12 +670,7 @@ impl Ring {
     pub fn compressor_behind(&self) -> u64 {
         let st = self.lock();
         let end = st.front_seq + st.blocks.len() as u64;
-        let next = self
-            .compressor
-            .next
-            .load(Ordering::Relaxed)
-            .max(st.front_seq);
-        end.saturating_sub(next)
+        end.saturating_sub(st.pack_next.max(st.front_seq))
             .saturating_sub(self.keep_raw as u64)
     }
 
@@ -756,24 +748,19 @@ impl Ring {
     /// raw wait for it, so a replay holds the history a live capture on this
     /// machine would. A live capture never waits.
     fn wait_for_compressor(&self, wait: Duration) {
-        if !self.compressor.running.load(Ordering::Relaxed) {
+        let running = || self.compressors.load(Ordering::Relaxed) > 0;
+        if !running() {
             return;
         }
         let behind = |st: &State| {
             let end = st.front_seq + st.blocks.len() as u64;
-            let next = self
-                .compressor
-                .next
-                .load(Ordering::Relaxed)
-                .max(st.front_seq);
-            end.saturating_sub(next) > 2 * self.keep_raw as u64
+            end.saturating_sub(st.pack_next.max(st.front_seq)) > 2 * self.keep_raw as u64
         };
         let st = self.lock();
-        if behind(&st) && self.compressor.running.load(Ordering::Relaxed) {
+        if behind(&st) && running() {
             let _ = self
-                .compressor
-                .moved
-                .wait_timeout_while(st, wait, |st| behind(st));
+                .packed
+                .wait_timeout_while(st, wait, |st| behind(st) && running());
         }
     }
 
