@@ -136,23 +136,26 @@ print(f"rate ratio dump/tcpdump: {(dumped/mo)/(packets/mt):.2f}x   (target >= 1x
 PY
 
 echo
-echo "== 3. CPU per packet on a loopback flood at $FLOOD_PPS packets/s (tcpreplay, 8 QPs)"
+echo "== 3. CPU per packet on a loopback flood at $FLOOD_PPS packets/s (tcpreplay, 8 QPs), medians of $RUNS"
+echo "   'agent': the default config (compressing, baseline on); 'alone': compress = false and"
+echo "   the baseline off, so the capture thread does not share the 2 cores with them"
 FLOOD=$W/flood.pcap
 $BIN generate --realistic -o "$FLOOD" --flows 8 --snaplen 128 --rate 1000000 --packets 500000 --start $START
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-printf '[output]\nreports = false\ndir = "%s/live"\n[api]\nlisten = "127.0.0.1:%s"\n' "$W" "$PORT" > "$W/live.toml"
-tcpdump -i lo -n -w /dev/null 2>"$W/tcpdump.err" & TD=$!; PIDS+=("$TD")
-$BIN run -c "$W/live.toml" -i lo --snaplen headers 2>"$W/agent.err" & TC=$!; PIDS+=("$TC")
-for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/status" >/dev/null && break; sleep 0.1; done
-ticks() { for t in /proc/$TC/task/*; do printf '%s\t%s\n' "$(cat "$t/comm")" "$(awk '{print $14+$15}' "$t/stat")"; done; \
-          printf 'tcpdump\t%s\n' "$(awk '{print $14+$15}' /proc/$TD/stat)"; }
-ticks > "$W/t1"
-tcpreplay -q -i lo --pps "$FLOOD_PPS" --loop 8 "$FLOOD" >/dev/null 2>&1
-sleep 1
-ticks > "$W/t2"
-curl -sf "127.0.0.1:$PORT/status" > "$W/status.json"
-kill -INT "$TD" "$TC"; wait "$TD" || true; wait "$TC" || true
-python3 - "$W/t1" "$W/t2" "$W/status.json" "$W/tcpdump.err" "$(getconf CLK_TCK)" <<'PY'
+flood() { # name extra-config: one flood, tcpdump and tripcap capturing it; appends a JSON line
+  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  printf '[output]\nreports = false\ndir = "%s/live"\n[api]\nlisten = "127.0.0.1:%s"\n%b' "$W" "$PORT" "$2" > "$W/live.toml"
+  tcpdump -i lo -n -w /dev/null 2>"$W/tcpdump.err" & TD=$!; PIDS+=("$TD")
+  $BIN run -c "$W/live.toml" -i lo --snaplen headers 2>"$W/agent.err" & TC=$!; PIDS+=("$TC")
+  for _ in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/status" >/dev/null && break; sleep 0.1; done
+  ticks() { for t in /proc/$TC/task/*; do printf '%s\t%s\n' "$(cat "$t/comm")" "$(awk '{print $14+$15}' "$t/stat")"; done; \
+            printf 'tcpdump\t%s\n' "$(awk '{print $14+$15}' /proc/$TD/stat)"; }
+  ticks > "$W/t1"
+  tcpreplay -q -i lo --pps "$FLOOD_PPS" --loop 8 "$FLOOD" >/dev/null 2>&1
+  sleep 1
+  ticks > "$W/t2"
+  curl -sf "127.0.0.1:$PORT/status" > "$W/status.json"
+  kill -INT "$TD" "$TC"; wait "$TD" || true; wait "$TC" || true
+  python3 - "$1" "$W/t1" "$W/t2" "$W/status.json" "$W/tcpdump.err" "$(getconf CLK_TCK)" >> "$W/floods.jsonl" <<'PY'
 import collections, json, re, sys
 def read(p):
     d = collections.Counter()
@@ -160,26 +163,43 @@ def read(p):
         name, t = line.rstrip("\n").split("\t")
         d[name] += int(t)
     return d
-a, b = read(sys.argv[1]), read(sys.argv[2])
-st = json.load(open(sys.argv[3]))
-err = open(sys.argv[4]).read()
-hz = int(sys.argv[5])
+name, a, b = sys.argv[1], read(sys.argv[2]), read(sys.argv[3])
+st = json.load(open(sys.argv[4]))
+err = open(sys.argv[5]).read()
+hz = int(sys.argv[6])
 ours = st["interfaces"][0]
 td_packets = int(re.search(r"(\d+) packets captured", err).group(1))
 td_drops = int(re.search(r"(\d+) packets dropped by kernel", err).group(1))
-ns = lambda ticks, n: ticks / hz * 1e9 / max(n, 1)
 d = {k: b[k] - a[k] for k in b}
-agent = sum(v for k, v in d.items() if k != "tcpdump")
-tcpd = ns(d["tcpdump"], td_packets)
-print(f"tcpdump:  {td_packets} packets, {td_drops} kernel drops, {tcpd:.0f} ns CPU/packet")
-print(f"tripcap:  {ours['packets']} packets, {ours['kernel_drops']} kernel drops")
-for name in sorted(d, key=lambda k: -d[k]):
-    if name != "tcpdump" and d[name] > 0:
-        print(f"  thread {name:<16} {ns(d[name], ours['packets']):6.0f} ns/packet")
-cap = ns(d.get("capture-lo", 0), ours["packets"])
-whole = ns(agent, ours["packets"])
-print(f"capture thread / tcpdump: {cap/tcpd:.2f}x   (target <= 1x)")
-print(f"whole agent / tcpdump:    {whole/tcpd:.2f}x   (target <= 2x)")
-r = st["ring"]
-print(f"ring: {r['packets']} packets, {r['bytes_per_packet']:.1f} B/packet, compression {r['compression_ratio'] or 0:.1f}x, history {r['history_seconds']:.1f} s")
+ns = lambda ticks, n: ticks / hz * 1e9 / max(n, 1)
+print(json.dumps({
+    "run": name,
+    "tcpdump_ns": ns(d["tcpdump"], td_packets), "tcpdump_drops": td_drops, "tcpdump_packets": td_packets,
+    "packets": ours["packets"], "drops": ours["kernel_drops"],
+    "threads": {k: ns(v, ours["packets"]) for k, v in d.items() if k != "tcpdump" and v > 0},
+    "agent_ns": ns(sum(v for k, v in d.items() if k != "tcpdump"), ours["packets"]),
+    "ring": st["ring"],
+}))
+PY
+}
+for i in $(seq 1 "$RUNS"); do
+  flood agent ""
+  flood alone "[ring]\ncompress = false\n[baseline]\nenabled = false\n"
+done
+python3 - "$W/floods.jsonl" <<'PY'
+import json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+for name in ["agent", "alone"]:
+    rs = [r for r in runs if r["run"] == name]
+    med = lambda f: statistics.median(f(r) for r in rs)
+    td = med(lambda r: r["tcpdump_ns"])
+    cap = med(lambda r: r["threads"].get("capture-lo", 0))
+    print(f"{name}: tcpdump {td:.0f} ns/packet ({sum(r['tcpdump_drops'] for r in rs)} kernel drops in all runs); "
+          f"tripcap {sum(r['drops'] for r in rs)} kernel drops in all runs")
+    for t in sorted({t for r in rs for t in r["threads"]}):
+        print(f"  thread {t:<16} {med(lambda r: r['threads'].get(t, 0)):6.0f} ns/packet")
+    print(f"  capture thread / tcpdump: {statistics.median(r['threads'].get('capture-lo', 0) / r['tcpdump_ns'] for r in rs):.2f}x   (target <= 1x)")
+    print(f"  whole agent / tcpdump:    {statistics.median(r['agent_ns'] / r['tcpdump_ns'] for r in rs):.2f}x   (target <= 2x)")
+r = [r for r in runs if r["run"] == "agent"][-1]["ring"]
+print(f"ring (agent, last run): {r['packets']} packets, {r['bytes_per_packet']:.1f} B/packet, compression {r['compression_ratio'] or 0:.1f}x, history {r['history_seconds']:.1f} s")
 PY

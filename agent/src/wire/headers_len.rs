@@ -178,41 +178,73 @@ fn native_ib(frame: &[u8], at: usize) -> Option<RoceLayout> {
     }
 }
 
+/// Where an opcode's extended headers lie, as offsets from the end of the BTH.
+#[derive(Debug, Clone, Copy, Default)]
+struct ExtLayout {
+    /// Bytes of extended headers.
+    len: u8,
+    reth: Option<u8>,
+    aeth: Option<u8>,
+    known: bool,
+}
+
+impl ExtLayout {
+    /// The layout of `opcode`'s extended headers, in IBTA wire order.
+    fn of(opcode: u8) -> ExtLayout {
+        let opcode = Opcode::from(opcode);
+        let ext = opcode.ext_headers();
+        let mut l = ExtLayout {
+            known: !matches!(opcode, Opcode::Unknown(_)),
+            ..ExtLayout::default()
+        };
+        let mut pos = 0usize;
+        let order = [
+            (ext.rdeth, rdeth::HEADER_LEN, None),
+            (ext.deth, deth::HEADER_LEN, None),
+            (ext.xrceth, xrceth::HEADER_LEN, None),
+            (ext.reth, reth::HEADER_LEN, Some(&mut l.reth)),
+            (ext.atomic_eth, atomic_eth::HEADER_LEN, None),
+            (ext.aeth, aeth::HEADER_LEN, Some(&mut l.aeth)),
+            (ext.atomic_ack_eth, atomic_ack_eth::HEADER_LEN, None),
+            (ext.immdt, immdt::HEADER_LEN, None),
+            (ext.ieth, ieth::HEADER_LEN, None),
+            (ext.cnp, cnp::HEADER_LEN, None),
+        ];
+        for (present, len, slot) in order {
+            if present {
+                if let Some(slot) = slot {
+                    *slot = u8::try_from(pos).ok();
+                }
+                pos += len;
+            }
+        }
+        l.len = u8::try_from(pos).unwrap_or(u8::MAX);
+        l
+    }
+}
+
+/// [`ExtLayout`] of every opcode byte, worked out once: the capture thread
+/// cuts every packet with it.
+fn ext_layout(opcode: u8) -> ExtLayout {
+    static TABLE: std::sync::OnceLock<[ExtLayout; 256]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| std::array::from_fn(|op| ExtLayout::of(op as u8)))[usize::from(opcode)]
+}
+
 /// The BTH at `at` and the extended headers its opcode announces.
 fn transport(frame: &[u8], at: usize) -> Option<RoceLayout> {
-    let opcode = Opcode::from(*frame.get(at)?);
-    let ext = opcode.ext_headers();
-    let mut l = RoceLayout {
+    let ext = ext_layout(*frame.get(at)?);
+    let base = at + bth::HEADER_LEN;
+    Some(RoceLayout {
         bth: at,
-        known_opcode: !matches!(opcode, Opcode::Unknown(_)),
+        known_opcode: ext.known,
         management: frame
             .get(at + 5..at + 8)
             .is_some_and(|qp| qp == [0, 0, 0] || qp == [0, 0, 1]),
+        reth: ext.reth.map(|o| base + usize::from(o)),
+        aeth: ext.aeth.map(|o| base + usize::from(o)),
+        end: base + usize::from(ext.len),
         ..RoceLayout::default()
-    };
-    let mut pos = at + bth::HEADER_LEN;
-    let layout = [
-        (ext.rdeth, rdeth::HEADER_LEN, None),
-        (ext.deth, deth::HEADER_LEN, None),
-        (ext.xrceth, xrceth::HEADER_LEN, None),
-        (ext.reth, reth::HEADER_LEN, Some(&mut l.reth)),
-        (ext.atomic_eth, atomic_eth::HEADER_LEN, None),
-        (ext.aeth, aeth::HEADER_LEN, Some(&mut l.aeth)),
-        (ext.atomic_ack_eth, atomic_ack_eth::HEADER_LEN, None),
-        (ext.immdt, immdt::HEADER_LEN, None),
-        (ext.ieth, ieth::HEADER_LEN, None),
-        (ext.cnp, cnp::HEADER_LEN, None),
-    ];
-    for (present, len, slot) in layout {
-        if present {
-            if let Some(slot) = slot {
-                *slot = Some(pos);
-            }
-            pos += len;
-        }
-    }
-    l.end = pos;
-    Some(l)
+    })
 }
 
 #[cfg(test)]
