@@ -156,6 +156,10 @@ pub struct Encoder {
     zbuf: Vec<u8>,
     flow_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     ctx_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    /// The predicted headers of the record being modelled (kept: no per-packet fill).
+    pred: [u8; MAX_HEADER],
+    /// The headers with their varying fields masked, hashed into flow keys.
+    key_scratch: [u8; MAX_HEADER],
 }
 
 impl Default for Encoder {
@@ -193,6 +197,8 @@ impl Encoder {
             zbuf: Vec::new(),
             flow_ids: HashMap::default(),
             ctx_ids: HashMap::default(),
+            pred: [0; MAX_HEADER],
+            key_scratch: [0; MAX_HEADER],
         }
     }
 
@@ -354,7 +360,7 @@ impl Encoder {
         let mut fields = [FieldSpec::default(); MAX_FIELDS];
         let nfields = fields_of(&layout, hl, &mut fields);
         let fields = &fields[..nfields];
-        let (flow_key, ctx_key) = keys(hdr, &layout, fields);
+        let (flow_key, ctx_key) = keys(hdr, &layout, fields, &mut self.key_scratch);
         let existing = self.flow_ids.get(&flow_key).copied().filter(|&f| {
             let f = &self.model.flows[f as usize];
             usize::from(f.hl) == hl && f.fields() == fields
@@ -392,8 +398,8 @@ impl Encoder {
             put_varint(len, zigzag(i64::from(orig) - i64::from(flow.orig)));
             put_varint(len, zigzag(i64::from(cap) - i64::from(pred_cap)));
         }
-        let mut pred = [0u8; MAX_HEADER];
-        let p = self.model.predict(f as usize, orig, &mut pred);
+        let pred = &mut self.pred;
+        let p = self.model.predict(f as usize, orig, pred);
         if let Some((off, psn)) = p.psn {
             let actual = be24(hdr, off);
             if actual != psn {
@@ -419,15 +425,11 @@ impl Encoder {
                 pred[off + 10..off + 12].copy_from_slice(&sum.to_be_bytes());
             }
         }
-        let mut resid = [0u8; MAX_HEADER];
-        let mut any = 0u8;
-        for ((r, a), b) in resid[..hl].iter_mut().zip(hdr).zip(&pred[..hl]) {
-            *r = a ^ b;
-            any |= *r;
-        }
-        if any != 0 {
+        let pred = &pred[..hl];
+        if hdr != pred {
             flags |= F_RESID;
-            self.streams[S_RESID].extend_from_slice(&resid[..hl]);
+            let resid = &mut self.streams[S_RESID];
+            resid.extend(hdr.iter().zip(pred).map(|(a, b)| a ^ b));
         }
         self.model.observe(f as usize, hdr, orig, cap);
         flags
@@ -848,8 +850,12 @@ fn fields_of(layout: &RoceLayout, hl: usize, out: &mut [FieldSpec; MAX_FIELDS]) 
 /// The flow key (headers up to the end of the BTH with the fields that change per
 /// packet masked, and the header length) and the context key (the same without the
 /// opcode, the length, nor anything past the destination QP).
-fn keys(hdr: &[u8], layout: &RoceLayout, fields: &[FieldSpec]) -> (u64, u64) {
-    let mut m = [0u8; MAX_HEADER];
+fn keys(
+    hdr: &[u8],
+    layout: &RoceLayout,
+    fields: &[FieldSpec],
+    m: &mut [u8; MAX_HEADER],
+) -> (u64, u64) {
     let hl = hdr.len();
     let key_len = hl.min(layout.bth + 12);
     m[..key_len].copy_from_slice(&hdr[..key_len]);

@@ -458,4 +458,37 @@ mod tests {
         assert!(packed > 100);
         assert!(got == want);
     }
+
+    #[test]
+    fn two_windows_reading_packed_blocks_take_turns_with_the_decode_buffers() {
+        let (plain, packing) = (ring(false), ring(true));
+        let frames = roce_frames(20_000, 8, 0);
+        for r in [&plain, &packing] {
+            let mut slot = None;
+            for (i, f) in frames.iter().enumerate() {
+                assert!(r.append(&mut slot, 0, i as i64 * 10, f.len() as u32, f, None));
+            }
+            if let Some(w) = slot.take() {
+                r.seal(w);
+            }
+            r.advance_all(i64::MAX - 1);
+        }
+        assert!(packing.pack_now() > 20);
+        let (want, _) = window(&plain, 0, i64::MAX - 1);
+        let windows: Vec<_> = (0..2)
+            .map(|_| {
+                let r = Arc::clone(&packing);
+                std::thread::spawn(move || window(&r, 0, i64::MAX - 1))
+            })
+            .collect();
+        for w in windows {
+            let (got, packed) = w.join().expect("window");
+            assert!(packed > 20);
+            assert!(got == want, "both windows whole and exact");
+        }
+        assert_eq!(packing.stats().decode_errors.load(Ordering::Relaxed), 0);
+        // Both gave the buffers back: a third window gets them at once.
+        let slot = packing.inflate_slot().expect("compresses");
+        assert!(slot.lease(Duration::ZERO).is_some());
+    }
 }
