@@ -240,18 +240,8 @@ fn live_flood_window(
 
     let side = read_sidecar(&sidecars(&out)[0]);
     assert!(!side.window.complete, "600 s back: the ring cannot reach");
-    let read_all = |path: &std::path::Path| {
-        let f = std::fs::File::open(path).expect("open");
-        let mut r =
-            tripcap::capture_file::reader::Reader::new(std::io::BufReader::new(f)).expect("reader");
-        let mut v = Vec::new();
-        while let Some(p) = r.next_packet().expect("packet") {
-            v.push((p.ts_ns, p.orig_len, p.data.to_vec()));
-        }
-        v
-    };
-    let ours = read_all(&out.join(&side.file));
-    let full = read_all(&oracle);
+    let ours = read_packets(&out.join(&side.file));
+    let full = read_packets(&oracle);
     // The window holds the packets tcpdump saw from its covered start on, in
     // order, each cut exactly where its headers end: compressed or not, the
     // same bytes. Either capture may miss a few under the flood (kernel drops
@@ -259,7 +249,7 @@ fn live_flood_window(
     let from_oracle: std::collections::HashMap<i64, (u32, Vec<u8>)> = full
         .iter()
         .filter(|p| p.0 >= side.window.covered_start_ns)
-        .map(|(ts, orig, data)| {
+        .map(|(ts, orig, _, data)| {
             let keep = tripcap::wire::headers_len(1, data).min(data.len());
             (*ts, (*orig, data[..keep].to_vec()))
         })
@@ -267,7 +257,7 @@ fn live_flood_window(
     assert!(!ours.is_empty());
     assert!(ours.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
     let mut matched = 0;
-    for (ts, orig, data) in &ours {
+    for (ts, orig, _, data) in &ours {
         if let Some((o, d)) = from_oracle.get(ts) {
             assert_eq!(
                 (orig, data),

@@ -232,19 +232,9 @@ fn headers_snaplen_keeps_exactly_the_headers() {
     );
     interrupt(&mut tcpdump);
 
-    let read_all = |path: &std::path::Path| {
-        let f = std::fs::File::open(path).expect("open");
-        let mut r =
-            tripcap::capture_file::reader::Reader::new(std::io::BufReader::new(f)).expect("reader");
-        let mut v = Vec::new();
-        while let Some(p) = r.next_packet().expect("packet") {
-            v.push((p.ts_ns, p.orig_len, p.link_type, p.data.to_vec()));
-        }
-        v
-    };
     let side = read_sidecar(&sidecars(&out)[0]);
-    let ours = read_all(&out.join(&side.file));
-    let full = read_all(&oracle);
+    let ours = read_packets(&out.join(&side.file));
+    let full = read_packets(&oracle);
     assert!(ours.len() >= 300, "{} packets", ours.len());
     let by_ts: std::collections::HashMap<i64, &(i64, u32, u32, Vec<u8>)> =
         full.iter().map(|p| (p.0, p)).collect();

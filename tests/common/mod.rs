@@ -213,6 +213,18 @@ pub fn spawn_ready(
     (child, log)
 }
 
+/// Every packet of a pcap or pcapng file: (timestamp ns, original length, link type, bytes).
+pub fn read_packets(path: &Path) -> Vec<(i64, u32, u32, Vec<u8>)> {
+    let f = std::fs::File::open(path).expect("open");
+    let mut r =
+        tripcap::capture_file::reader::Reader::new(std::io::BufReader::new(f)).expect("reader");
+    let mut v = Vec::new();
+    while let Some(p) = r.next_packet().expect("packet") {
+        v.push((p.ts_ns, p.orig_len, p.link_type, p.data.to_vec()));
+    }
+    v
+}
+
 /// Send SIGINT and wait for exit.
 pub fn interrupt(child: &mut Child) -> std::process::ExitStatus {
     // SAFETY: plain kill(2) on our child's pid.

@@ -311,6 +311,22 @@ mod tests {
         )
     }
 
+    /// Feed `frames` to each ring in `rings`, frame `i` on the interface and at
+    /// the time `at(i)` gives, then seal everything and let every window close.
+    fn fill(rings: &[&Arc<Ring>], frames: &[Vec<u8>], at: impl Fn(usize) -> (usize, i64)) {
+        for r in rings {
+            let mut slots: [Option<crate::ring::BlockWriter>; 2] = [None, None];
+            for (i, f) in frames.iter().enumerate() {
+                let (iface, ts) = at(i);
+                assert!(r.append(&mut slots[iface], iface as u16, ts, f.len() as u32, f, None));
+            }
+            for w in slots.iter_mut().filter_map(Option::take) {
+                r.seal(w);
+            }
+            r.advance_all(i64::MAX - 1);
+        }
+    }
+
     /// The window [start, end] as the merge writes it from `ring`, and how
     /// many packed blocks it read.
     fn window(ring: &Arc<Ring>, start: i64, end: i64) -> (Vec<u8>, usize) {
@@ -343,23 +359,12 @@ mod tests {
     fn a_window_from_packed_blocks_is_byte_for_byte_the_raw_one() {
         let (plain, packing) = (ring(false), ring(true));
         let frames = roce_frames(30_000, 16, 40);
-        let mut slots: [Option<crate::ring::BlockWriter>; 2] = [None, None];
-        let mut slots2: [Option<crate::ring::BlockWriter>; 2] = [None, None];
-        for (i, f) in frames.iter().enumerate() {
-            // Two interfaces; interface 1's clock runs a little behind and
-            // sometimes ties with interface 0's.
-            let iface = (i % 3 == 0) as usize;
-            let ts = 1_000_000 + i as i64 * 100 - iface as i64 * 150;
-            for (r, s) in [(&plain, &mut slots), (&packing, &mut slots2)] {
-                assert!(r.append(&mut s[iface], iface as u16, ts, f.len() as u32, f, None));
-            }
-        }
-        for (r, s) in [(&plain, &mut slots), (&packing, &mut slots2)] {
-            for w in s.iter_mut().filter_map(Option::take) {
-                r.seal(w);
-            }
-            r.advance_all(i64::MAX - 1);
-        }
+        // Two interfaces; interface 1's clock runs a little behind and
+        // sometimes ties with interface 0's.
+        fill(&[&plain, &packing], &frames, |i| {
+            let iface = usize::from(i % 3 == 0);
+            (iface, 1_000_000 + i as i64 * 100 - iface as i64 * 150)
+        });
         let packed = packing.pack_now();
         assert!(packed > 100, "{packed} {:?}", packing.span());
         assert_eq!(plain.span().packets, packing.span().packets);
@@ -385,14 +390,7 @@ mod tests {
     fn a_packed_block_that_does_not_decode_is_left_out_and_counted() {
         let r = ring(true);
         let frames = roce_frames(5_000, 4, 0);
-        let mut slot = None;
-        for (i, f) in frames.iter().enumerate() {
-            assert!(r.append(&mut slot, 0, i as i64, f.len() as u32, f, None));
-        }
-        if let Some(w) = slot.take() {
-            r.seal(w);
-        }
-        r.advance_all(i64::MAX - 1);
+        fill(&[&r], &frames, |i| (0, i as i64));
         assert!(r.pack_now() > 3);
         let all = r.span().packets;
         let cut = r.cut_oldest_packed();
@@ -417,21 +415,9 @@ mod tests {
             })
             .collect();
         let frames = roce_frames(30_000, 16, 40);
-        let mut slots: [Option<crate::ring::BlockWriter>; 2] = [None, None];
-        let mut slots2: [Option<crate::ring::BlockWriter>; 2] = [None, None];
-        for (i, f) in frames.iter().enumerate() {
-            let iface = i % 2;
-            let ts = 1_000_000 + i as i64 * 100;
-            for (r, s) in [(&plain, &mut slots), (&packing, &mut slots2)] {
-                assert!(r.append(&mut s[iface], iface as u16, ts, f.len() as u32, f, None));
-            }
-        }
-        for (r, s) in [(&plain, &mut slots), (&packing, &mut slots2)] {
-            for w in s.iter_mut().filter_map(Option::take) {
-                r.seal(w);
-            }
-            r.advance_all(i64::MAX - 1);
-        }
+        fill(&[&plain, &packing], &frames, |i| {
+            (i % 2, 1_000_000 + i as i64 * 100)
+        });
         let start = std::time::Instant::now();
         while packing.compressor_behind() > 0
             || packing.span().packed_blocks + 2 < packing.span().blocks
@@ -463,16 +449,7 @@ mod tests {
     fn two_windows_reading_packed_blocks_take_turns_with_the_decode_buffers() {
         let (plain, packing) = (ring(false), ring(true));
         let frames = roce_frames(20_000, 8, 0);
-        for r in [&plain, &packing] {
-            let mut slot = None;
-            for (i, f) in frames.iter().enumerate() {
-                assert!(r.append(&mut slot, 0, i as i64 * 10, f.len() as u32, f, None));
-            }
-            if let Some(w) = slot.take() {
-                r.seal(w);
-            }
-            r.advance_all(i64::MAX - 1);
-        }
+        fill(&[&plain, &packing], &frames, |i| (0, i as i64 * 10));
         assert!(packing.pack_now() > 20);
         let (want, _) = window(&plain, 0, i64::MAX - 1);
         let windows: Vec<_> = (0..2)
