@@ -158,8 +158,6 @@ pub struct Encoder {
     ctx_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     /// The predicted headers of the record being modelled (kept: no per-packet fill).
     pred: [u8; MAX_HEADER],
-    /// The headers with their varying fields masked, hashed into flow keys.
-    key_scratch: [u8; MAX_HEADER],
 }
 
 impl Default for Encoder {
@@ -198,7 +196,6 @@ impl Encoder {
             flow_ids: HashMap::default(),
             ctx_ids: HashMap::default(),
             pred: [0; MAX_HEADER],
-            key_scratch: [0; MAX_HEADER],
         }
     }
 
@@ -357,17 +354,18 @@ impl Encoder {
             return F_VERBATIM;
         };
         let hdr = &data[..hl];
-        let mut fields = [FieldSpec::default(); MAX_FIELDS];
-        let nfields = fields_of(&layout, hl, &mut fields);
-        let fields = &fields[..nfields];
-        let (flow_key, ctx_key) = keys(hdr, &layout, fields, &mut self.key_scratch);
-        let existing = self.flow_ids.get(&flow_key).copied().filter(|&f| {
-            let f = &self.model.flows[f as usize];
-            usize::from(f.hl) == hl && f.fields() == fields
-        });
+        let (flow_key, ctx_key) = keys(hdr, &layout);
+        let existing = self
+            .flow_ids
+            .get(&flow_key)
+            .copied()
+            .filter(|&f| usize::from(self.model.flows[f as usize].hl) == hl);
         self.payload.extend_from_slice(&data[hl..]);
         let Some(f) = existing else {
             // A new flow: its definition and template.
+            let mut fields = [FieldSpec::default(); MAX_FIELDS];
+            let nfields = fields_of(&layout, hl, &mut fields);
+            let fields = &fields[..nfields];
             let nctx = self.model.ctxs.len() as u32;
             let ctx = *self.ctx_ids.entry(ctx_key).or_insert(nctx);
             let d = &mut self.streams[S_FLOWDEF];
@@ -847,57 +845,37 @@ fn fields_of(layout: &RoceLayout, hl: usize, out: &mut [FieldSpec; MAX_FIELDS]) 
     n
 }
 
-/// The flow key (headers up to the end of the BTH with the fields that change per
-/// packet masked, and the header length) and the context key (the same without the
-/// opcode, the length, nor anything past the destination QP).
-fn keys(
-    hdr: &[u8],
-    layout: &RoceLayout,
-    fields: &[FieldSpec],
-    m: &mut [u8; MAX_HEADER],
-) -> (u64, u64) {
-    let hl = hdr.len();
-    let key_len = hl.min(layout.bth + 12);
-    m[..key_len].copy_from_slice(&hdr[..key_len]);
-    fn clear(m: &mut [u8], at: usize, n: usize) {
-        for b in m.iter_mut().take(at + n).skip(at) {
-            *b = 0;
+/// The flow key and the context key of a RoCE header, read straight from it (no copy,
+/// a few words hashed): the context is the queue pair direction (network source and
+/// destination, UDP source port, P_Key and destination QP); the flow adds the opcode and
+/// the header length. Only the encoder uses them (the decoder reads flow ids), so two
+/// headers that share a key but differ elsewhere (another VLAN, a TTL) cost residual
+/// bytes, never correctness.
+fn keys(hdr: &[u8], layout: &RoceLayout) -> (u64, u64) {
+    let mut h = KeyHasher::default();
+    match (layout.ipv4, layout.ipv6.or(layout.grh)) {
+        (Some(o), _) => h.write(hdr.get(o + 12..o + 20).unwrap_or(&[])),
+        (None, Some(o)) => h.write(hdr.get(o + 8..o + 40).unwrap_or(&[])),
+        // Native InfiniBand without a GRH: the LRH's DLID and SLID.
+        (None, None) => {
+            h.write_u64(u64::from(word(hdr, 0, 4)) << 16 | u64::from(word(hdr, 6, 2)));
         }
     }
-    let m = &mut m[..key_len];
-    for f in fields {
-        let off = usize::from(f.off);
-        match f.kind {
-            K_LEN16 => clear(m, off, 2),
-            K_IPV4 => {
-                clear(m, off + 4, 2); // ID
-                clear(m, off + 10, 2); // checksum
-            }
-            K_PSN => clear(m, off, 3),
-            _ => {}
-        }
-    }
-    // ECN bits, BTH flags (SE, MigReq, pad), FECN/BECN, AckReq.
-    if let Some(o) = layout.ipv4 {
-        if o + 1 < key_len {
-            m[o + 1] &= 0xfc;
-        }
-    }
-    for o in [layout.ipv6, layout.grh].into_iter().flatten() {
-        if o + 1 < key_len {
-            m[o + 1] &= 0xcf;
-        }
-    }
-    for at in [1, 4, 8] {
-        clear(m, layout.bth + at, 1);
-    }
-    let mut flow = KeyHasher::default();
-    flow.write(m);
-    flow.write_u64(hl as u64);
-    clear(m, layout.bth, 1); // the opcode
-    let mut ctx = KeyHasher::default();
-    ctx.write(&m[..key_len.min(layout.bth + 8)]);
-    (flow.finish(), ctx.finish())
+    let udp_src = layout.udp.map_or(0, |o| word(hdr, o, 2));
+    let bth = layout.bth;
+    h.write_u64(
+        u64::from(udp_src) << 48
+            | u64::from(word(hdr, bth + 2, 2)) << 32
+            | u64::from(word(hdr, bth + 5, 3)),
+    );
+    let ctx = h.finish();
+    h.write_u64(u64::from(word(hdr, bth, 1)) | (hdr.len() as u64) << 8);
+    (h.finish(), ctx)
+}
+
+/// Up to 4 big-endian bytes of `b` at `at` as a number; bytes past the end read as 0.
+fn word(b: &[u8], at: usize, n: usize) -> u32 {
+    (at..at + n).fold(0, |v, i| v << 8 | u32::from(b.get(i).copied().unwrap_or(0)))
 }
 
 /// A flow's state: its template (the last record's headers) and what predicts the next.
