@@ -35,14 +35,32 @@ fi
 
 "$BIN" triggers list --patterns > "$WORK/patterns.rust"
 # Rust regex → POSIX ERE (GNU grep): drop flags and group names, lazy → greedy
-# (same lines match), Perl classes → POSIX classes, (?i) → [xX] per letter.
+# (same lines match), Perl classes → POSIX classes, (?i) and (?i:…) → [xX] per letter.
 python3 - "$WORK/patterns.rust" > "$WORK/patterns.ere" <<'PY'
 import re, sys
+def fold_groups(p):
+    # `(?i:…)` groups: `(` and [xX] per letter inside (outside brackets and escapes).
+    while "(?i:" in p:
+        start = p.index("(?i:")
+        out, i, depth, inb = [], start + 4, 1, False
+        while i < len(p) and depth:
+            c = p[i]
+            if c == "\\":
+                out.append(p[i:i+2]); i += 2; continue
+            if c == "[": inb = True
+            elif c == "]": inb = False
+            elif c == "(" and not inb: depth += 1
+            elif c == ")" and not inb: depth -= 1
+            out.append("[" + c.lower() + c.upper() + "]" if c.isalpha() and not inb else c)
+            i += 1
+        p = p[:start] + "(" + "".join(out) + p[i:]
+    return p
 def translate(p):
-    p = p.replace("(?-u)", "")
+    p = p.replace("(?-u)", "").replace("\\x1b", "\x1b")
     icase = p.startswith("(?i)")
     if icase: p = p[4:]
     p = re.sub(r"\(\?P<\w+>", "(", p).replace("(?:", "(")
+    p = fold_groups(p)
     p = p.replace("[^\\r\\n]", ".")
     out, i, inb = [], 0, False
     while i < len(p):

@@ -158,7 +158,17 @@ fn list_shows_every_pack_class_and_example_and_patterns_compile_for_grep() {
             );
         }
         assert!(!def.sources.is_empty(), "{} has no sources", def.name);
+        assert_eq!(
+            section.contains("    fallback: "),
+            def.fallback,
+            "{}: a fallback says so, and only a fallback",
+            def.name
+        );
     }
+    assert!(
+        tripcap_triggers::all_packs().iter().any(|d| d.fallback),
+        "the generic pack's triggers are fallbacks"
+    );
     let o = run(tripcap().args(["triggers", "list", "--patterns"]));
     assert!(o.status.success());
     let n: usize = tripcap_triggers::all_packs()

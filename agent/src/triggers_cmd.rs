@@ -217,6 +217,12 @@ pub fn list(out: &mut dyn Write) -> io::Result<()> {
                 t.cooldown.as_secs()
             )?;
             writeln!(out, "    {}", t.description)?;
+            if t.fallback {
+                writeln!(
+                    out,
+                    "    fallback: fires only on lines no other trigger fires on"
+                )?;
+            }
             writeln!(out, "    e.g. {}", t.example)?;
             // Where the patterns come from, each source once (several patterns share one).
             let mut seen: Vec<&str> = Vec::new();

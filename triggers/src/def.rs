@@ -45,6 +45,11 @@ pub struct TriggerDef {
     /// project, file and releases whose format strings it was written from
     /// (`nccl src/transport/net_ib.cc (v2.19.3-)`). Empty for user triggers.
     pub sources: Vec<String>,
+    /// Fires only on a line no other trigger of the set fires on: a generic shape
+    /// (a failed verbs call, a queue pair gone to error) that catches programs no
+    /// pack knows, without adding a second incident to lines a specific trigger
+    /// already explains. Of several fallbacks matching one line, the first fires.
+    pub fallback: bool,
 }
 
 impl TriggerDef {
@@ -62,6 +67,7 @@ impl TriggerDef {
             description: String::new(),
             example: String::new(),
             sources: Vec::new(),
+            fallback: false,
         }
     }
 }

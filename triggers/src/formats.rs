@@ -47,6 +47,7 @@ const TABLES: &[(&str, &str)] = &[
         "verbs_status.tsv",
         include_str!("../formats/verbs_status.tsv"),
     ),
+    ("generic.tsv", include_str!("../formats/generic.tsv")),
 ];
 
 /// The header every table starts with.

@@ -343,6 +343,13 @@ impl TriggerSet {
                 groups,
             });
         }
+        // Fallbacks only where nothing specific fired, and one of them at most.
+        let fallback = |m: &LineMatch| self.defs[m.trigger].fallback;
+        if out.iter().any(|m| !fallback(m)) {
+            out.retain(|m| !fallback(m));
+        } else {
+            out.truncate(1);
+        }
         !out.is_empty()
     }
 }
@@ -376,6 +383,33 @@ mod tests {
         );
         assert!(!set.match_line(b"NCCL INFO all fine", &mut out));
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_fallback_fires_only_where_nothing_specific_does_and_once() {
+        let fallback = |name: &str, pattern: &str| {
+            let mut d = TriggerDef::new(name, vec![pattern.into()]);
+            d.fallback = true;
+            d
+        };
+        // The fallbacks come first in the set: order does not let them win.
+        let set = TriggerSet::new(vec![
+            fallback("any-verbs-call", "ibv_[a-z_]+ failed"),
+            fallback("any-qp-setup", "modify_qp"),
+            TriggerDef::new("nccl-ib", vec!["NET/IB : ibv_modify_qp failed".into()]),
+        ])
+        .expect("valid");
+        let mut out = Vec::new();
+        assert!(set.match_line(b"NCCL WARN NET/IB : ibv_modify_qp failed", &mut out));
+        let fired: Vec<usize> = out.iter().map(|m| m.trigger).collect();
+        assert_eq!(fired, vec![2], "the specific trigger alone");
+        assert!(set.match_line(b"app: ibv_modify_qp failed: Invalid argument", &mut out));
+        let fired: Vec<usize> = out.iter().map(|m| m.trigger).collect();
+        assert_eq!(fired, vec![0], "one fallback, the first that matched");
+        assert!(set.match_line(b"init: modify_qp to RTR", &mut out));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].trigger, 1);
+        assert!(!set.match_line(b"all fine", &mut out));
     }
 
     #[test]

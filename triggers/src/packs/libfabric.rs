@@ -17,6 +17,7 @@ const EQ_CONNREFUSED: &str = r"fi_eq_readerr: err: Connection refused \(";
 pub(super) static LIBFABRIC: Table = Table {
     name: "libfabric",
     summary: "libfabric verbs/rxm/EFA provider warnings and fabtests errors: completion errors, EFA internal errors, CM and connection failures, QP setup failures",
+    fallback: false,
     rows: &[
         Builtin {
             name: "libfabric-completion-error",

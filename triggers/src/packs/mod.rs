@@ -3,8 +3,11 @@
 //! such as Mooncake's transfer engine and GPI-2, the kernel RDMA drivers mlx5,
 //! EFA, bnxt_re and irdma), `ucx`, `libfabric`, `nvmeof` (SPDK and the Linux
 //! NVMe-oF RDMA drivers), `mpi` (Open MPI's openib BTL, bml/r2 and UCX PML;
-//! MPICH's ch4 OFI and UCX netmods) and `nccl-ofi` (the NCCL OFI net plugin,
-//! aws-ofi-nccl).
+//! MPICH's ch4 OFI and UCX netmods), `nccl-ofi` (the NCCL OFI net plugin,
+//! aws-ofi-nccl) and `generic` (for programs none of those knows: a failed
+//! verbs, rdma_cm or libfabric call named by whatever program prints it, a queue
+//! pair gone to error; its triggers are fallbacks, see
+//! [`crate::TriggerDef::fallback`]).
 //!
 //! Each pack is a table of `Builtin` rows turned into [`TriggerDef`]s by
 //! [`pack`], one file per pack. **Every pattern is written from the format
@@ -19,7 +22,9 @@
 //! `tests/corpus.rs` checks real lines from public bug reports
 //! (`tests/data/corpus`). Precision is the contract: a built-in trigger fires
 //! only on message stems that appear in failures, never on generic words
-//! (`timeout`, `fail`, `WARN`) that healthy logs also print.
+//! (`timeout`, `fail`, `WARN`) that healthy logs also print. The `generic` pack
+//! keeps to it too: its words are the API's own names (`ibv_post_send`,
+//! `rdma_resolve_addr`, `fi_getinfo`) next to a failure, not a failure word alone.
 //!
 //! How the packs are shaped:
 //! - **One trigger per failure kind, many stems per trigger.** One failure is
@@ -75,6 +80,7 @@ use std::time::Duration;
 
 use crate::def::{TriggerDef, DEFAULT_COOLDOWN, DEFAULT_POST, DEFAULT_PRE};
 
+mod generic;
 mod libfabric;
 mod mpi;
 mod nccl;
@@ -100,6 +106,7 @@ pub const PACK_NAMES: &[&str] = &[
     "nvmeof",
     "mpi",
     "nccl-ofi",
+    "generic",
 ];
 
 /// One built-in pack, for `tripcap triggers list`.
@@ -118,7 +125,7 @@ pub struct PackInfo {
 /// (see [`PACK_NAMES`]).
 pub fn pack(name: &str) -> Option<Vec<TriggerDef>> {
     let table = table(name)?;
-    Some(table.rows.iter().map(Builtin::to_def).collect())
+    Some(table.defs())
 }
 
 /// Every built-in trigger, packs in [`PACK_NAMES`] order. Names are unique
@@ -140,7 +147,7 @@ pub fn describe() -> Vec<PackInfo> {
             Some(PackInfo {
                 name: table.name,
                 summary: table.summary,
-                triggers: table.rows.iter().map(Builtin::to_def).collect(),
+                triggers: table.defs(),
             })
         })
         .collect()
@@ -163,6 +170,8 @@ struct Table {
     name: &'static str,
     summary: &'static str,
     rows: &'static [Builtin],
+    /// Every trigger of the pack is a [`TriggerDef::fallback`].
+    fallback: bool,
 }
 
 /// One built-in trigger as written in this file.
@@ -189,8 +198,14 @@ const fn pat(re: &'static str, from: &'static [&'static str]) -> Pat {
     Pat { re, from }
 }
 
+impl Table {
+    fn defs(&self) -> Vec<TriggerDef> {
+        self.rows.iter().map(|b| b.to_def(self.fallback)).collect()
+    }
+}
+
 impl Builtin {
-    fn to_def(&self) -> TriggerDef {
+    fn to_def(&self, fallback: bool) -> TriggerDef {
         let bytes = |p: &&str| format!("(?-u){p}");
         TriggerDef {
             name: self.name.to_string(),
@@ -207,12 +222,14 @@ impl Builtin {
             cooldown: DEFAULT_COOLDOWN,
             description: self.description.to_string(),
             example: self.example.to_string(),
+            fallback,
         }
     }
 }
 
 fn table(name: &str) -> Option<&'static Table> {
     [
+        &generic::GENERIC,
         &nccl::NCCL,
         &pytorch::PYTORCH,
         &perftest::PERFTEST,

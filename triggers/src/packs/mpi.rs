@@ -32,6 +32,7 @@ use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 pub(super) static MPI: Table = Table {
     name: "mpi",
     summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures)",
+    fallback: false,
     rows: &[
         Builtin {
             name: "mpi-openib-retry-exceeded",

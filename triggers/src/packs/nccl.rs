@@ -36,6 +36,7 @@ use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 pub(super) static NCCL: Table = Table {
     name: "nccl",
     summary: "NCCL/RCCL WARN lines: NET/IB completion errors and async events, verbs calls, sockets, proxy, CUDA, bootstrap/topology; NCCL error strings; nccl-tests failures",
+    fallback: false,
     rows: &[
         Builtin {
             name: "nccl-ib-retry-exceeded",

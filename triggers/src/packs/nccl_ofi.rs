@@ -29,6 +29,7 @@ const BENIGN: &str = r"NET/OFI (?:aws-ofi-nccl initialization failed|Initializin
 pub(super) static NCCL_OFI: Table = Table {
     name: "nccl-ofi",
     summary: "the NCCL OFI net plugin (aws-ofi-nccl): libfabric completion, endpoint, AV and memory-registration errors",
+    fallback: false,
     rows: &[
         Builtin {
             name: "nccl-ofi-retry-exceeded",

@@ -30,6 +30,7 @@ macro_rules! spdk_err {
 pub(super) static NVMEOF: Table = Table {
     name: "nvmeof",
     summary: "NVMe over Fabrics on RDMA (SPDK and Linux nvme-rdma/nvmet-rdma): completion errors, CM and connect failures, controller timeouts and keep-alive expiry, queue setup failures",
+    fallback: false,
     rows: &[
         Builtin {
             name: "nvmeof-retry-exceeded",

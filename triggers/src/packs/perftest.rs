@@ -44,6 +44,7 @@ use super::{pat, Builtin, Table, PRE, RETRY_PRE};
 pub(super) static PERFTEST: Table = Table {
     name: "perftest",
     summary: "perftest (ib_write_bw, ib_read_lat, …) completion, run, setup and connection errors",
+    fallback: false,
     rows: &[
         Builtin {
             name: "perftest-completion-error",

@@ -33,6 +33,7 @@ use super::{pat, Builtin, Table, PRE};
 pub(super) static PYTORCH: Table = Table {
     name: "pytorch",
     summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors",
+    fallback: false,
     rows: &[
         Builtin {
             name: "pytorch-nccl-timeout",

@@ -31,6 +31,7 @@ pub(super) const RETRY_UMR: &str = r"(?P<hca>[\w.-]+): ibv_poll_cq\(UMR CQ, [^,]
 pub(super) static UCX: Table = Table {
     name: "ucx",
     summary: "UCX completion errors (ib_mlx5_log, rc/dc/ud verbs), IB async events, endpoint failures and verbs setup failures",
+    fallback: false,
     rows: &[
         Builtin {
             name: "ucx-retry-exceeded",

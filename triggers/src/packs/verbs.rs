@@ -24,6 +24,7 @@ macro_rules! wc_status_enum {
 pub(super) static VERBS: Table = Table {
     name: "verbs",
     summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, GPI-2), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma)",
+    fallback: false,
     rows: &[
         Builtin {
             name: "verbs-retry-exceeded",

@@ -1,0 +1,181 @@
+//! The `generic` pack: the shapes every RDMA program's failure reports share, for
+//! the programs no other pack knows. A failed call of the verbs, rdma_cm or
+//! libfabric API names the call (`ibv_post_send failed`, `Fail to ibv_post_send:
+//! Cannot allocate memory`, `rdma_getaddrinfo: No such device`, `fi_getinfo()
+//! failure`); a queue pair that goes to the error state, or a verbs object that
+//! cannot be set up, says so in a few fixed words. The names come from the API
+//! headers (`infiniband/verbs.h`, `rdma/rdma_cma.h`, `rdma/fabric.h` and
+//! `rdma/fi_*.h`), the wordings from the programs cited in
+//! `triggers/formats/generic.tsv`.
+//!
+//! Every trigger here is a fallback ([`crate::TriggerDef::fallback`]): it fires
+//! only on a line that no specific trigger fires on, so a line NCCL, UCX or
+//! perftest already explains keeps its own trigger and class. Lines at a debug or
+//! information level, and retries in progress, are vetoed.
+
+use super::{pat, Builtin, Table, PRE};
+
+/// Levels and states that are not failures (yet).
+const NOT_A_FAILURE: &[&str] = &[
+    r"NCCL INFO|<info>|<debug>|<trace>|\*(?:DEBUG|INFO)\*",
+    r"(?i)\bretrying\b|\bwill retry\b|\bfalling back\b|\bfall back\b|\bcontinuing\b",
+    // UCX probes DC support by creating a DCT; a failure there is logged at debug level.
+    r"ibv_modify_qp\(DCT",
+    // The NCCL OFI plugin's own lines belong to the `nccl-ofi` pack (a failed
+    // `fi_getinfo` of one provider is how it probes).
+    r"NET/OFI",
+];
+
+/// What follows a failed call's name: a failure word, or a null or error return.
+macro_rules! failed {
+    () => {
+        r"(?i:fail(?:ed|ure|s)?\b|error\b|returned (?:null|nil|-?[1-9]))"
+    };
+}
+
+/// The `strerror` texts a call's report ends with (`perror` style).
+macro_rules! strerror {
+    () => {
+        r"(?P<error>Invalid argument|Cannot allocate memory|No such device|No such file or directory|Operation not permitted|Permission denied|Resource temporarily unavailable|Connection timed out|Connection refused|Connection reset by peer|No route to host|Network is unreachable|Broken pipe|Input/output error|Bad address|Device or resource busy|No space left on device|Operation not supported|Function not implemented|Protocol not supported|No data available|Address already in use|Cannot assign requested address|Too many open files|Out of memory|Unknown error -?\d+)"
+    };
+}
+
+/// The verbs calls that set up or move data (and their experimental `ibv_exp_`
+/// forms); not the teardown ones (`destroy`, `dealloc`, `dereg`, `free`, `close`) nor
+/// `ibv_fork_init`, whose failures healthy runs log and carry on.
+macro_rules! ibv_call {
+    () => {
+        r"(?P<op>ibv_(?:exp_)?(?:open_device|get_device_list|get_cq_event|get_async_event|query_[a-z_]+|alloc_[a-z_]+|reg_[a-z_]+|rereg_mr|create_[a-z_]+|modify_[a-z_]+|post_[a-z_]+|poll_cq|req_notify_cq|resize_cq|attach_mcast|bind_mw|advise_mr|import_[a-z_]+|open_xrcd|open_qp|init_ah_from_wc|wr_complete))\b"
+    };
+}
+
+/// The rdma_cm calls that set up or use a connection (not `rdma_disconnect`, which
+/// teardown also calls).
+macro_rules! cm_call {
+    () => {
+        r"(?:\b|\x1b\[[0-9;]*m)(?P<op>rdma_(?:getaddrinfo|create_event_channel|create_id|create_ep|bind_addr|resolve_addr|resolve_route|connect|accept|listen|create_qp|create_srq|get_cm_event|get_request|reg_msgs|reg_read|reg_write|join_multicast|establish|migrate_id|post_send|post_recv|post_write|post_read))\b"
+    };
+}
+
+/// The libfabric calls that set up or move data.
+macro_rules! fi_call {
+    () => {
+        r"(?:\b|\x1b\[[0-9;]*m)(?P<op>fi_(?:getinfo|fabric|domain|endpoint|scalable_ep|ep_bind|enable|mr_reg|mr_regv|mr_regattr|mr_bind|mr_enable|av_open|av_insert|av_insertsvc|cq_open|cntr_open|eq_open|tsend|tsendv|tsendmsg|tsenddata|tinject|trecv|trecvv|trecvmsg|send|sendv|sendmsg|senddata|inject|recv|recvv|recvmsg|write|writev|writemsg|writedata|read|readv|readmsg|atomic|connect|accept|listen|passive_ep))\b"
+    };
+}
+
+/// Why a failure report begins before the call it names.
+macro_rules! could_not {
+    () => {
+        r"(?i:fail(?:ed)? to|unable to|couldn'?t|could not|cannot|error (?:in|calling|from))"
+    };
+}
+
+/// [`could_not`] with literals the scan's prefilter can use (a pattern made only of
+/// case-insensitive classes would let every line through it).
+macro_rules! could_not_cased {
+    () => {
+        r"(?:[Ff]ail(?:ed)? to|[Uu]nable to|[Cc]ouldn'?t|[Cc]ould not|[Cc]annot)"
+    };
+}
+
+/// A verbs object being set up (not torn down: `destroy`, `dealloc` and `dereg`
+/// failures come with teardown, which healthy runs do too).
+macro_rules! setup {
+    () => {
+        r"(?:modify|create|init(?:iali[sz]e)?|allocate|alloc|register|reg|query|resize|open|bring up|transition|post to)"
+    };
+}
+macro_rules! object {
+    () => {
+        r"(?:(?:rdma |RDMA |ib |IB |verbs |ibv )?(?:qp|QP|cq|CQ|srq|SRQ|pd|PD|mr|MR|ah|AH|xrcd|XRCD|memory region|completion queue|queue pair|protection domain|address handle|comp(?:letion)? channel|shared receive queue)s?)"
+    };
+}
+
+pub(super) static GENERIC: Table = Table {
+    name: "generic",
+    summary: "any program's report of a failed verbs, rdma_cm or libfabric call, or of a queue pair gone to error or a verbs object that cannot be set up; fires only where no other trigger does",
+    fallback: true,
+    rows: &[
+        Builtin {
+            name: "verbs-call-failed",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "a program reports that a libibverbs call failed (`ibv_post_send failed`, `Fail to ibv_post_send: Cannot allocate memory`, `ibv_reg_mr returned null`)",
+            example: "2025-10-15T06:49:33.973431Z :BLOCKSTORE_RDMA ERROR: ibv_post_recv failed with error 12: Cannot allocate memory",
+            patterns: &[
+                pat(
+                    concat!(ibv_call!(), r"(?:\(\))?:? ", failed!()),
+                    &["generic/verbs/failed/*"],
+                ),
+                pat(
+                    concat!(ibv_call!(), r"(?:\(\))?(?: [A-Z]{2,5} -> [A-Z]{2,5})?: ", strerror!()),
+                    &["generic/verbs/strerror/*"],
+                ),
+                pat(
+                    concat!(could_not!(), r" (?:call )?", ibv_call!()),
+                    &["generic/verbs/fail-to/*"],
+                ),
+            ],
+            unless: NOT_A_FAILURE,
+        },
+        Builtin {
+            name: "rdma-cm-call-failed",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "a program reports that a librdmacm call failed (address or route resolution, connect, listen, event channel), or the CM rejected or could not reach the peer",
+            example: "rdma_getaddrinfo: No such device",
+            patterns: &[
+                pat(
+                    concat!(cm_call!(), r"(?:\(\))?:? ", failed!()),
+                    &["generic/rdma_cm/failed/*"],
+                ),
+                pat(
+                    concat!(cm_call!(), r"(?:\(\))?: ", strerror!()),
+                    &["generic/rdma_cm/strerror/*"],
+                ),
+                pat(
+                    r"\bRDMA_CM_EVENT_(?P<event>REJECTED|UNREACHABLE|CONNECT_ERROR|ROUTE_ERROR)\b",
+                    &["generic/rdma_cm/event/*"],
+                ),
+            ],
+            unless: NOT_A_FAILURE,
+        },
+        Builtin {
+            name: "libfabric-call-failed",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "a program reports that a libfabric call failed (`fi_getinfo() failure`, `fi_mr_reg failed`, `fi_tsend error`)",
+            example: "[0]  # na_ofi_getinfo(): fi_getinfo failed, rc: -61(No data available).",
+            patterns: &[
+                pat(
+                    concat!(fi_call!(), r"(?:\(\))?:?(?: call)? ", failed!()),
+                    &["generic/libfabric/failed/*"],
+                ),
+            ],
+            unless: NOT_A_FAILURE,
+        },
+        Builtin {
+            name: "qp-error-or-setup-failed",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "a queue pair went to the error state, or a QP, CQ, PD or MR could not be created, modified or registered (the verbs examples' `failed to modify QP state to RTR`, rxe's `qp#17 moved to error state`)",
+            example: "[    7.345365] rdma_rxe: qp#17 moved to error state",
+            patterns: &[
+                pat(
+                    r"\b(?:qp|QP) ?#? ?(?P<qp>0x[0-9a-fA-F]+|-?\d+)? ?(?:moved|changed|transitioned|went|switched) to:? (?:the )?(?:error|ERROR|IBV_QPS_ERR|ERR)\b",
+                    &["generic/qp/error-state/*"],
+                ),
+                pat(
+                    concat!(could_not_cased!(), " ", setup!(), r" (?:the |a |an )?", object!(), r"\b"),
+                    &["generic/qp/setup-failed/*"],
+                ),
+                pat(
+                    r"\b(?:init|create|modify|register|reg|alloc|allocate|resize|query)[ _](?:qp|QP|cq|CQ|srq|SRQ|pd|PD|mr|MR)(?:/(?:qp|QP|cq|CQ|srq|SRQ))? failed",
+                    &["generic/qp/setup-word-failed/*"],
+                ),
+            ],
+            unless: NOT_A_FAILURE,
+        },
+    ],
+};
