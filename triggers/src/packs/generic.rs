@@ -3,7 +3,8 @@
 //! libfabric API names the call (`ibv_post_send failed`, `Fail to ibv_post_send:
 //! Cannot allocate memory`, `rdma_getaddrinfo: No such device`, `fi_getinfo()
 //! failure`); a queue pair that goes to the error state, or a verbs object that
-//! cannot be set up, says so in a few fixed words. The names come from the API
+//! cannot be set up, says so in a few fixed words; a UCX application passes on
+//! UCX's own status strings. The names come from the API
 //! headers (`infiniband/verbs.h`, `rdma/rdma_cma.h`, `rdma/fabric.h` and
 //! `rdma/fi_*.h`), the wordings from the programs cited in
 //! `triggers/formats/generic.tsv`.
@@ -153,6 +154,18 @@ pub(super) static GENERIC: Table = Table {
                     &["generic/libfabric/failed/*"],
                 ),
             ],
+            unless: NOT_A_FAILURE,
+        },
+        Builtin {
+            name: "ucx-status-failed",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "a UCX application reports an operation or endpoint that failed with one of UCX's own fatal statuses (`Destination is unreachable`, `Connection reset by remote peer`, `Endpoint timeout`: `ucs_status_string` of UCS_ERR_UNREACHABLE, _CONNECTION_RESET, _ENDPOINT_TIMEOUT)",
+            example: "error handling callback was invoked with status -6 (Destination is unreachable)",
+            patterns: &[pat(
+                r"(?i:fail(?:ed|ure)?|error|unable to|status -?\d+)\b[^\n]{0,120}?(?P<error>Destination is unreachable|Connection reset by remote peer|Endpoint timeout)",
+                &["generic/ucx-status/*"],
+            )],
             unless: NOT_A_FAILURE,
         },
         Builtin {
