@@ -338,6 +338,15 @@ pub(super) static PYTORCH: Table = Table {
                     ],
                 ),
                 pat(r"The connection to the C10d store has failed", &["pytorch/elastic/c10d-store-connection-failed"]),
+                pat(
+                    r"\] connect \[(?P<peer>[\w.:%-]+)\]:(?P<port>\d+): (?P<error>[A-Z][^\r\n]*)",
+                    &["gloo/tcp/connect-strerror"],
+                ),
+                pat(r"terminate called after throwing an instance of 'gloo::IoException'", &["gloo/tcp/terminate-io-exception"]),
+                pat(
+                    r"\brendezvous\.api\.RendezvousTimeoutError\b|\bRendezvousTimeoutError: ",
+                    &["pytorch/elastic/rendezvous-timeout-error"],
+                ),
             ],
             unless: &[],
         },
