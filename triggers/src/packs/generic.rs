@@ -95,7 +95,7 @@ macro_rules! object {
 
 pub(super) static GENERIC: Table = Table {
     name: "generic",
-    summary: "any program's report of a failed verbs, rdma_cm or libfabric call, or of a queue pair gone to error or a verbs object that cannot be set up; fires only where no other trigger does",
+    summary: "any program's report of a failed verbs, rdma_cm or libfabric call, of a queue pair gone to error or a verbs object that cannot be set up, or of a UCX operation failed with UCX's own fatal status; fires only where no other trigger does",
     fallback: true,
     rows: &[
         Builtin {
