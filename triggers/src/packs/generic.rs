@@ -65,7 +65,8 @@ macro_rules! fi_call {
     };
 }
 
-/// Why a failure report begins before the call it names.
+/// The words that open a failure report naming the call after them (`Fail to
+/// ibv_post_send`, `unable to create QP`).
 macro_rules! could_not {
     () => {
         r"(?i:fail(?:ed)? to|unable to|couldn'?t|could not|cannot|error (?:in|calling|from))"
