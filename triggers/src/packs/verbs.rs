@@ -56,7 +56,7 @@ pub(super) static VERBS: Table = Table {
                 // By enum name (`enum ibv_wc_status`, the kernel's `enum ib_wc_status`), and
                 // rdma-core's ionic provider with the status number.
                 pat(
-                    r"\bIBV?_WC_RETRY_EXC_ERR\b|cqe with error (?P<status>12) for 0x[0-9a-fA-F]+ \((?:recv|msn)\)(?:, qpid (?P<qp>\d+))?",
+                    r"IBV?_WC_RETRY_EXC_ERR\b|cqe with error (?P<status>12) for 0x[0-9a-fA-F]+ \((?:recv|msn)\)(?:, qpid (?P<qp>\d+))?",
                     &[
                         "rdma-core/libibverbs/wc-status-enum/ibv-wc-retry-exc-err",
                         "linux/ib_verbs_h/wc-status-enum/ib-wc-retry-exc-err",
@@ -237,7 +237,7 @@ pub(super) static VERBS: Table = Table {
                 r"wc->status == IBV_WC_SUCCESS.*? error: 12\b",
                 r"IBV_WC_SUCCESS\. 12 vs 0\.",
                 r"(?:cq completion failed status|recv wc error:|Work completion error) 12\b",
-                r"\bIBV?_WC_RETRY_EXC_ERR\b",
+                r"IBV?_WC_RETRY_EXC_ERR\b",
                 r"cqe with error 12 for 0x[0-9a-fA-F]+ \((?:recv|msn)\)",
                 // Programs with their own trigger print the same status and event strings (UCX,
                 // NCCL, SPDK, the kernel's NVMe-oF drivers and mlx5_ib, libfabric, Open MPI,
@@ -847,7 +847,7 @@ pub(super) static VERBS: Table = Table {
             name: "kernel-rdma-device-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "The kernel RDMA device driver reported the adapter unhealthy or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, or an irdma control QP error",
+            description: "The kernel RDMA device driver reported the adapter unhealthy, not brought up (mlx5_load_one/mlx5_init_one or a driver probe failed) or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, or an irdma control QP error",
             example: "b1360: [14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource",
             patterns: &[
                 pat(
@@ -885,6 +885,16 @@ pub(super) static VERBS: Table = Table {
                 pat(
                     r"cqp opcode = 0x[0-9a-fA-F]+ maj_err_code = (?P<error>0x[0-9a-fA-F]+) min_err_code = 0x",
                     &["linux-rdma/irdma/hw/cqp-error"],
+                ),
+                // The adapter could not be brought up: mlx5_core's probe, or any RDMA driver's
+                // probe as the driver core reports it.
+                pat(
+                    r"\bmlx5_(?:load|init)_one failed with error code (?P<error>-?\d+)",
+                    &["linux-rdma/mlx5_core/main/*"],
+                ),
+                pat(
+                    r"\b(?:mlx[45]_core|mlx[45]_ib|efa|bnxt_re|irdma|qedr|hns_roce_hw_v2|erdma|mana_ib|rdma_rxe|siw): probe of \S+ failed with error (?P<error>-?\d+)|\bprobe with driver (?:mlx[45]_core|mlx[45]_ib|efa|bnxt_re|irdma|qedr|hns_roce_hw_v2|erdma|mana_ib) failed with error (?P<retcode>-?\d+)",
+                    &["linux-rdma/driver-core/*"],
                 ),
                 // mlx5_core's failed firmware command (mlx5_cmd_check, later mlx5_cmd_out_err).
                 // Case-insensitive: issue trackers sometimes carry a lower-cased copy.
