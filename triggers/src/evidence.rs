@@ -189,6 +189,21 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"The client socket has timed out after (\d{1,12})s while",
         Unit::Seconds,
     ),
+    // PyTorch 1.x c10d: a store connect that used up its timeout.
+    (
+        r"connect\(\) timed out\. Original timeout was (\d{1,15}) ms",
+        Unit::Millis,
+    ),
+    // torchelastic: how long the agent waited at the exit barrier.
+    (
+        r"Error waiting on exit barrier\. Elapsed: (\d{1,12})(?:\.\d+)? seconds",
+        Unit::Seconds,
+    ),
+    // Horovod's stall inspector: ranks have been missing for more than this.
+    (
+        r"waiting for remainder of ranks for more than (\d{1,12}) seconds",
+        Unit::Seconds,
+    ),
     // Linux nvmet: the host sent no keep-alive (or command) for the whole KATO.
     (
         r"keep-alive timer \((\d{1,12}) seconds\) expired",

@@ -217,6 +217,21 @@ fn value(name: &str, rng: &mut Rng) -> Option<(String, Option<Duration>)> {
     Some((v, None))
 }
 
+/// The level UCX logs a row at, from its id's suffix (ERROR unless it says otherwise).
+fn ucx_level(id: &str) -> &'static str {
+    let suffixes = [
+        ("-diag", "DIAG"),
+        ("-warning", "WARN"),
+        ("-warn", "WARN"),
+        ("-info", "INFO"),
+        ("-debug", "DEBUG"),
+    ];
+    suffixes
+        .iter()
+        .find(|(s, _)| id.ends_with(s) || id.contains(&format!("{s}-")))
+        .map_or("ERROR", |(_, l)| l)
+}
+
 /// The header `logger` puts before the text, in one of the forms its releases print.
 fn header(f: &Format, rng: &mut Rng) -> String {
     let host = rng.pick(HOSTS);
@@ -270,13 +285,16 @@ fn header(f: &Format, rng: &mut Rng) -> String {
                 "",
             ])
             .to_string(),
+        // The level is in the row id as for `spdk` (`-diag`, `-warning`, `-info`, `-debug`;
+        // else ERROR): UCX prints it in the header.
         "ucx" => {
             if rng.below(2) == 0 {
                 format!(
-                    "[{}.{:06}] [{host}:{pid}:0] {:>16}:{line:<4} UCX  ERROR ",
+                    "[{}.{:06}] [{host}:{pid}:0] {:>16}:{line:<4} UCX  {:<5} ",
                     rng.range(1_500_000_000, 1_800_000_000),
                     rng.below(1_000_000),
-                    base
+                    base,
+                    ucx_level(f.id)
                 )
             } else {
                 format!("[{host}:{pid}:0:{tid}] {base}:{line}  ")

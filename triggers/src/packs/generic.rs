@@ -96,7 +96,7 @@ macro_rules! object {
 
 pub(super) static GENERIC: Table = Table {
     name: "generic",
-    summary: "any program's report of a failed verbs, rdma_cm or libfabric call, of a queue pair gone to error or a verbs object that cannot be set up, or of a UCX operation failed with UCX's own fatal status; fires only where no other trigger does",
+    summary: "any program's report of a failed verbs, rdma_cm or libfabric call, of a queue pair gone to error or a verbs object that cannot be set up, of a UCX operation failed with UCX's own fatal status, or of any UCX error line outside its intra-node transports; fires only where no other trigger does",
     fallback: true,
     rows: &[
         Builtin {
@@ -154,6 +154,11 @@ pub(super) static GENERIC: Table = Table {
                     concat!(fi_call!(), r"(?:\(\))?:?(?: call)? ", failed!()),
                     &["generic/libfabric/failed/*"],
                 ),
+                // fabtests' FT_PRINTERR: `"%s(): %s:%d, ret=%d (%s)\n"`.
+                pat(
+                    concat!(fi_call!(), r"\(\): \S+:\d+, ret=(?P<retcode>-\d+) \((?P<error>[^)\r\n]+)\)"),
+                    &["generic/libfabric/fabtests/*"],
+                ),
             ],
             unless: NOT_A_FAILURE,
         },
@@ -168,6 +173,25 @@ pub(super) static GENERIC: Table = Table {
                 &["generic/ucx-status/*"],
             )],
             unless: NOT_A_FAILURE,
+        },
+        Builtin {
+            name: "ucx-error-logged",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "UCX logged that something failed at ERROR level (`failed`, `unable`, `cannot`, `timed out`), or a fatal error (ucs_fatal), in words no UCX trigger knows, except in its intra-node transports (shared memory, CMA, KNEM, XPMEM, CUDA/ROCm copy), which carry no network traffic",
+            // openucx/ucx#6334
+            example: "[2021-02-13T11:37:50.444Z] [1613216270.230449] [r-vmb-ppc-jenkins:3086 :0]          wireup.c:137  UCX  ERROR failed to send wireup: Unsupported operation",
+            patterns: &[pat(
+                r"\b\w+\.c:\d+ +(?:UCX +ERROR .*?(?i:fail|unable|cannot|could ?n[o']t|timed out)|Fatal: )",
+                &["generic/ucx-log/ucs-error", "generic/ucx-log/ucs-fatal"],
+            )],
+            unless: &[
+                // The IB transports' own logs: the `ucx` pack knows which of their lines
+                // are failures (completion dumps, async events) and which are context.
+                r"\b(?:ib_log|ib_mlx5_log|ib_device|rc_verbs|rc_mlx5\w*|dc_mlx5\w*|ud_\w+)\.c:\d+ ",
+                r"\b(?:mm|posix|sysv|xpmem|knem|cma|cuda_copy|cuda_ipc|rocm_copy|rocm_ipc|gdr_copy|self|sm)_?\w*\.c:\d+ ",
+                r"\b(?:shm_open|shmget|xpmem_|knem|process_vm_readv|cuMem|cuda|hsa_)",
+            ],
         },
         Builtin {
             name: "qp-error-or-setup-failed",

@@ -276,9 +276,35 @@ pub(super) static MPI: Table = Table {
                     &["mpich/ofi/poll-failed*"],
                 ),
                 pat(
-                    r"OFI (?:call (?P<op>\w+) failed \(default nic=[^:()]*: ?|[a-z][a-z ]*? failed \([\w.]+:\d+:\w+:|fi_fabric failed \([\w.]+:\d+:\w+:)(?P<error>[^)\r\n]+)",
+                    r"OFI (?:call (?P<op>\w+) failed \(default nic=[^:()]*: ?|[a-z][a-z_ ]*?(?:\(\))? failed \([\w.]+:\d+:\w+:|fi_fabric failed \([\w.]+:\d+:\w+:)(?P<error>[^)\r\n]+)",
                     &["mpich/ofi/call-failed-*"],
                 ),
+                // `**ofid_getinfo` and friends: the message text, or the raw errname with its
+                // arguments when MPICH was built without the message table.
+                pat(
+                    r"\bOFI (?P<op>fi_\w+)\(\) failure\b|\*\*ofid?_\w+ [\w.]+ \d+ \w+ (?P<error>[^\r\n]+)",
+                    &["mpich/ofi/getinfo-*"],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "mpi-fabric-unavailable",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "The MPI's fabric layer could not open the NIC: PSM2/PSM3 could not open an hfi or verbs unit, or Intel MPI found its fabric (dapl, ofa, tmi, ofi) unavailable with no fallback allowed",
+            example: "runnervm76f27:rank0: PSM3 can't open nic unit: 0 (err=23)",
+            patterns: &[
+                pat(
+                    r"PSM[23]? can't open (?:nic|hfi) unit: -?\d+ \(err=(?P<error>-?\d+)\)|\bUnable to initialize verbs NIC (?P<hca>\S+) \(unit -?\d+:-?\d+\)",
+                    &["psm/ep/*"],
+                ),
+                pat(
+                    r"MPI startup\(\): (?P<op>\w+) fabric is not available and fallback fabric is not enabled",
+                    &["intel-mpi/startup/fabric-not-available"],
+                ),
+                // Open MPI's openib BTL asserting on its own QP bookkeeping.
+                pat(r"\bbtl_openib\w*\.c:\d+: \w+: Assertion `[^`]*' failed", &["ompi/openib/assertion-failed"]),
             ],
             unless: &[],
         },

@@ -172,7 +172,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "pytorch-hang",
             class: "other_hang",
             pre_s: PRE,
-            description: "ProcessGroupNCCL heartbeat monitor: the watchdog itself is stuck (CUDA/NCCL API hang, GIL), the process is killed",
+            description: "A monitor saw the job stop making progress: ProcessGroupNCCL's heartbeat monitor (the watchdog itself is stuck: CUDA/NCCL API hang, GIL; the process is killed), torchelastic's exit barrier, or Horovod's stall inspector (ranks missing from a collective)",
             example: "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103",
             patterns: &[
                 pat(
@@ -198,6 +198,17 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/pgnccl/monitor-disabled-would-*"],
                 ),
                 pat(r"Could not acquire GIL within \d+ ms on exit", &["pytorch/pgnccl/gil-not-acquired"]),
+                // torchelastic: a worker group whose ranks did not all reach the exit barrier.
+                pat(
+                    r"Error waiting on exit barrier\. Elapsed: (?P<stuck_s>\d+)(?:\.\d+)? seconds",
+                    &["pytorch/elastic/exit-barrier-error"],
+                ),
+                // Horovod's stall inspector (horovod/common/stall_inspector.cc, operations.cc
+                // before v0.20): some ranks submitted a collective the others never did.
+                pat(
+                    r"One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than (?P<stuck_s>\d+) seconds|(?:^|[\s\]])Stalled ops:|\[missing ranks: \d[\d, ]*\]\s*$",
+                    &["horovod/stall/*"],
+                ),
                 pat(
                     r"(?:Rank (?P<rank>\d+)\] )?Future for [^\r\n]*? timed out after (?P<timeout_ms>\d+) ms",
                     &["pytorch/pgnccl/future-timed-out-*"],
@@ -239,10 +250,12 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/c10d/tcpclient-connect-timed-out"],
                 ),
                 pat(
-                    r"The client socket has timed out after .+? while trying to connect to \((?P<peer>[^,]+), (?P<port>\d+)\)",
+                    r"The client socket has timed out after .+? while trying to connect to \(?(?P<peer>\[[^\]]+\]|[^,\s()]+?)(?:, |:)(?P<port>\d+)\)?",
                     &["pytorch/c10d/client-socket-timed-out-*"],
                 ),
                 pat(r"waitForInput: socket .*? timed out after (?P<timeout_ms>\d+)ms", &["pytorch/c10d/wait-for-input-timed-out"]),
+                // PyTorch 1.x c10d (Utils.hpp/cpp): a store connect that ran out of its timeout.
+                pat(r"\bconnect\(\) timed out\. Original timeout was (?P<timeout_ms>\d+) ms", &["pytorch/c10d/connect-timed-out-v1"]),
                 pat(
                     r"Timed out initializing process group in store based barrier on rank:? (?P<rank>\d+)",
                     &["pytorch/dist/store-barrier-timeout-*"],
@@ -322,6 +335,10 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/pggloo/connect-full-mesh-failed", "pytorch/pggloo/monitored-barrier-rank0-error"],
                 ),
                 pat(r"(?:\b|\[[\d;]*m)failed to (?:recv, got|send, sent) 0 bytes", &["pytorch/c10d/failed-to-recv", "pytorch/c10d/failed-to-send"]),
+                pat(
+                    r"\[c10d\] recvValue failed on SocketImpl\(.*?\): (?P<error>[A-Z][^\r\n]+)",
+                    &["pytorch/c10d/recv-value-failed"],
+                ),
                 pat(
                     r"The client socket has failed to connect to any network address of \((?P<peer>[^,]+), (?P<port>\d+)\)|The server socket has failed to listen on any local network address",
                     &[

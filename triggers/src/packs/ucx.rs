@@ -157,7 +157,7 @@ pub(super) static UCX: Table = Table {
                     &["ucx/uct_iface/error-was-not-handled-v1.2", "ucx/ucp_worker/error-was-not-handled-v1.3"],
                 ),
                 pat(
-                    r"UD endpoint \S+ to (?:(?P<peer>[^\s:]+):-?\d+|<no debug data>): unhandled timeout error",
+                    r"UD endpoint \S+(?: to (?:(?P<peer>[^\s:]+):-?\d+|<no debug data>))?: unhandled timeout error",
                     &["ucx/ud_ep/unhandled-timeout-*"],
                 ),
                 pat(
@@ -262,6 +262,15 @@ pub(super) static UCX: Table = Table {
                 pat(
                     r"failed to register address (?:0x[0-9a-fA-F]+|\(nil\)) (?:mem_type bit 0x[0-9a-fA-F]+|\([^)]*\)) length \d+(?: dmabuf_fd -?\d+)? on md\[-?\d+\]=[^:]*: (?P<error>.+?) \(md (?:reg_mem_types|supports)",
                     &["ucx/ucp_mm/failed-to-register-address-*"],
+                ),
+                pat(
+                    r"failed to register user buffer datatype 0x[0-9a-fA-F]+ address (?:0x[0-9a-fA-F]+|\(nil\)) len \d+: (?P<error>.+)",
+                    &["ucx/ucp_request/failed-to-register-user-buffer"],
+                ),
+                // ucx_perftest (libperf): endpoint setup.
+                pat(
+                    r"\b(?:ucp_ep_create\(\) failed|Failed to setup endpoints): (?P<error>.+)",
+                    &["ucx/libperf/*"],
                 ),
             ],
             unless: &[RETRY_UMR, r"mlx5dv_devx_\w+\((?:[\w.-]+:\d+, DUMMY_QP|CREATE_MKEY, mode=KSM)"],

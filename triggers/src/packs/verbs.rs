@@ -847,11 +847,11 @@ pub(super) static VERBS: Table = Table {
             name: "kernel-rdma-device-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "The kernel RDMA device driver reported the adapter unhealthy, not brought up (mlx5_load_one/mlx5_init_one or a driver probe failed) or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, or an irdma control QP error",
+            description: "The kernel RDMA device driver reported the adapter unhealthy, not brought up (a step of mlx5_core's setup, mlx5_load_one/mlx5_init_one or a driver probe failed), Soft-RoCE unable to send a response, or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, or an irdma control QP error",
             example: "b1360: [14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource",
             patterns: &[
                 pat(
-                    r"\(pid -?\d+\): (?:device's health compromised - reached miss count|Fatal error (?P<error>\d+) detected|synd (?P<syndrome>0x[0-9a-fA-F]+): |Health issue observed, (?P<event>[^,]*), severity\(|PCI slot is unavailable|health recovery (?:failed|flow aborted, PCI reads still not working))",
+                    r"(?:\(pid -?\d+\)|\bmlx5_core [\w:.]+): (?:device's health compromised - reached miss count|Fatal error (?P<error>\d+) detected|synd (?P<syndrome>0x[0-9a-fA-F]+): |Health issue observed, (?P<event>[^,]*), severity\(|PCI slot is unavailable|health recovery (?:failed|flow aborted, PCI reads still not working))",
                     &[
                         "linux-rdma/mlx5_core/health/health-compromised",
                         "linux-rdma/mlx5_core/health/fatal-error-detected",
@@ -859,8 +859,17 @@ pub(super) static VERBS: Table = Table {
                         "linux-rdma/mlx5_core/health/health-issue-observed",
                         "linux-rdma/mlx5_core/health/pci-slot-unavailable",
                         "linux-rdma/mlx5_core/health/recovery-*",
+                        "linux-rdma/mlx5_core/health/old-*",
                     ],
                 ),
+                // The steps of bringing the adapter up (main.c: mlx5_function_setup, mlx5_load_one
+                // and their older forms), each logged by dev_err or mlx5_core_err when it fails.
+                pat(
+                    r"\bmlx5_core [\w:.]+: (?:\w+:\d+:\(pid -?\d+\): )?(?:Firmware over \d+ MS in (?:pre-)?initializing state, aborting|Failed initializing command interface, aborting|(?:enable hca|mlx5_pagealloc_start|set_hca_ctrl|handle_hca_cap(?:_atomic|_odp|_2)?|init hca|query hca|query adapter|sw objs init|enable msix) failed|failed to (?:set issi|allocate (?:boot|init) pages|initialize eq)|Failed allocating uar, aborting|Failed to start pages and async EQs)",
+                    &["linux-rdma/mlx5_core/setup/*"],
+                ),
+                // Soft-RoCE could not send a response (rxe_resp.c).
+                pat(r"\brdma_rxe: (?:\w+: )?Failed sending (?:ack|RDMA reply)", &["linux-rdma/rxe/resp/*"]),
                 pat(
                     r"(?P<op>\w+)\(0x[0-9a-fA-F]+\) (?:(?:Async, )?timeout\. Will cause a leak of a command resource|No done completion)",
                     &[
