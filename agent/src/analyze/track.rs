@@ -28,6 +28,7 @@
 //! times faster than SipHash on these small keys); the live tracker's size cap bounds what
 //! a hostile flood of QP numbers could cost.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -327,25 +328,19 @@ impl Tracker {
         }
     }
 
-    /// A new connection `key`, first seen at `ts` (after making room for it).
-    fn insert(&mut self, key: ConnKey, ts: i64) {
-        self.make_room();
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        self.conns.insert(
-            key,
-            Conn {
-                id,
-                first_ts: ts,
-                last_ts: ts,
-                last_answer_ts: i64::MIN,
-                last_psn: None,
-                after_read: false,
-                in_message: false,
-                pending: VecDeque::new(),
-                peer: None,
-            },
-        );
+    /// A new connection with id `id`, first seen at `ts`.
+    fn new_conn(id: u32, ts: i64) -> Conn {
+        Conn {
+            id,
+            first_ts: ts,
+            last_ts: ts,
+            last_answer_ts: i64::MIN,
+            last_psn: None,
+            after_read: false,
+            in_message: false,
+            pending: VecDeque::new(),
+            peer: None,
+        }
     }
 
     /// Account one RoCE packet captured at `ts`.
@@ -356,15 +351,22 @@ impl Tracker {
         let bth = r.transport.bth();
         let key: ConnKey = (r.src, r.dst, bth.dest_qp());
         let mut step = Step::default();
-        if !self.conns.contains_key(&key) {
-            self.insert(key, ts);
-            step.new_conn = true;
+        // One lookup for a known connection (the hot case); room is made first
+        // only when a new one would overflow the limit.
+        if self.conns.len() >= self.limit && !self.conns.contains_key(&key) {
+            self.make_room();
         }
         let opcode = r.transport.opcode();
         let psn = bth.psn();
         let aeth = r.transport.aeth().map(|a| a.syndrome());
-        let Some(c) = self.conns.get_mut(&key) else {
-            return step;
+        let c = match self.conns.entry(key) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => {
+                step.new_conn = true;
+                let id = self.next_id;
+                self.next_id = self.next_id.wrapping_add(1);
+                v.insert(Tracker::new_conn(id, ts))
+            }
         };
         step.conn = c.id;
         step.ce = r.ecn == Some(3) || bth.fecn();

@@ -47,12 +47,16 @@ pub use headers_len::headers_len;
 /// The checksum of an IPv4 header (`header`: the whole header, options
 /// included), its checksum field (bytes 10–11) taken as zero.
 pub fn ipv4_checksum(header: &[u8]) -> u16 {
-    let mut sum: u32 = header
-        .chunks(2)
-        .enumerate()
-        .filter(|(i, _)| *i != 5)
-        .map(|(_, c)| u32::from(u16::from_be_bytes([c[0], c.get(1).copied().unwrap_or(0)])))
-        .sum();
+    // Every 16-bit word (a loop the compiler vectorises: the ring codec computes
+    // one per IPv4 packet), then the checksum field (bytes 10 and 11) taken back out.
+    let words = header.chunks_exact(2);
+    let odd = words.remainder().first().map_or(0, |&b| u32::from(b) << 8);
+    let mut sum: u32 = words
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum::<u32>()
+        + odd;
+    sum -= header.get(10).map_or(0, |&b| u32::from(b) << 8)
+        + header.get(11).map_or(0, |&b| u32::from(b));
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }

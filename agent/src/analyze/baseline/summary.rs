@@ -254,16 +254,13 @@ impl Summarizer {
             ts - ts.rem_euclid(self.interval_ns)
         };
         let mut closed = Vec::new();
-        if self
-            .open
-            .get(interface)
-            .is_some_and(|o| o.start_ns != start)
-        {
+        // One lookup for a packet of the running interval; the map changes only
+        // when an interval closes or an interface is first seen.
+        let current = self.open.get(interface).map(|o| o.start_ns == start);
+        if current != Some(true) {
             if let Some(o) = self.open.remove(interface) {
                 closed = self.finish(interface, o);
             }
-        }
-        if !self.open.contains_key(interface) {
             self.open.insert(
                 interface.to_string(),
                 Open {
