@@ -204,6 +204,13 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"waiting for remainder of ranks for more than (\d{1,12}) seconds",
         Unit::Seconds,
     ),
+    // Lustre o2iblnd: how long a transmit to the peer had been waiting.
+    (r"Timed out tx for \S+: (\d{1,12}) seconds", Unit::Seconds),
+    // Mooncake Store: a batch that did not complete in its timeout.
+    (
+        r"Failed to complete transfers after (\d{1,12}) seconds",
+        Unit::Seconds,
+    ),
     // Linux nvmet: the host sent no keep-alive (or command) for the whole KATO.
     (
         r"keep-alive timer \((\d{1,12}) seconds\) expired",

@@ -289,6 +289,18 @@ pub(super) static MPI: Table = Table {
             unless: &[],
         },
         Builtin {
+            name: "mpi-ofi-mtl-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Open MPI's OFI MTL got an error completion from libfabric (`Error returned from fi_cq_readerr`) or gave up and aborted the job",
+            example: ">  mtl_ofi.h:101: Error returned from fi_cq_readerr: Resource temporarily unavailable(-11).",
+            patterns: &[pat(
+                r"mtl_ofi\w*\.[ch]:\d+: Error returned from fi_cq_readerr: (?P<error>[^(\r\n]+)\((?P<retcode>-?\d+)\)|The Open MPI OFI MTL is aborting the MPI job",
+                &["ompi/mtl-ofi/*"],
+            )],
+            unless: &[],
+        },
+        Builtin {
             name: "mpi-fabric-unavailable",
             class: "rdma_verbs_error",
             pre_s: PRE,

@@ -29,9 +29,28 @@ macro_rules! spdk_err {
 /// (`lib/nvmf/rdma.c`, `lib/rdma*`), and the Linux `nvme-rdma` host and `nvmet-rdma` target.
 pub(super) static NVMEOF: Table = Table {
     name: "nvmeof",
-    summary: "NVMe over Fabrics on RDMA (SPDK and Linux nvme-rdma/nvmet-rdma): completion errors, CM and connect failures, controller timeouts and keep-alive expiry, queue setup failures",
+    summary: "NVMe over Fabrics on RDMA (SPDK and Linux nvme-rdma/nvmet-rdma): completion errors, CM and connect failures, controller timeouts and keep-alive expiry, queue setup failures; Lustre's LNet over InfiniBand/RoCE (o2iblnd) timing out transmits and RPCs failing on the network",
     fallback: false,
     rows: &[
+        Builtin {
+            name: "lustre-o2ib-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Lustre on an RDMA network: o2iblnd timed out a transmit or an RDMA to a peer NID (the line says for how long), or a Lustre RPC failed on the network (ptlrpc's `Request sent has failed due to network error`, an operation to an `@o2ib` node failed)",
+            // jade-hpc-gpu/jade-hpc-gpu.github.io#14
+            example: "[Mon Oct 16 09:54:43 2017] LNet: 2431:0:(o2iblnd_cb.c:3174:kiblnd_check_conns()) Timed out tx for 172.31.126.87@o2ib: 403055 seconds",
+            patterns: &[
+                pat(
+                    r"\bTimed out tx for (?P<peer>\S+@o2ib\d*): (?P<stuck_s>\d+) seconds|\bTimed out RDMA (?:with|on queue ibp\S*) \S+@o2ib\d*",
+                    &["lustre/o2iblnd/*"],
+                ),
+                pat(
+                    r"@@@ Request sent has failed due to network error|\boperation \w+ to node (?P<peer>\S+@o2ib\d*) failed: rc = (?P<retcode>-?\d+)",
+                    &["lustre/ptlrpc/*"],
+                ),
+            ],
+            unless: &[],
+        },
         Builtin {
             name: "nvmeof-retry-exceeded",
             class: "rdma_verbs_error",

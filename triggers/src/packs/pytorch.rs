@@ -32,7 +32,7 @@ use super::{pat, Builtin, Table, PRE};
 /// PyTorch's ProcessGroupNCCL (watchdog, heartbeat monitor), c10d and Gloo.
 pub(super) static PYTORCH: Table = Table {
     name: "pytorch",
-    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors",
+    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX's coordination service and torch_npu's HCCL",
     fallback: false,
     rows: &[
         Builtin {
@@ -109,6 +109,8 @@ pub(super) static PYTORCH: Table = Table {
             description: "An NCCL error raised into PyTorch (NCCL error in:, ncclSystemError/ncclRemoteError, async error found by the watchdog, watchdog thread died, process terminated)",
             example: "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
             patterns: &[
+                // torch_npu's HCCL (Ascend): a link of the communicator could not be set up.
+                pat(r"\]Transport init error! createLink", &["hccl/transport/transport-init-error"]),
                 pat(r"NCCL error in: (?P<location>[^,]+), (?P<error>[^,(]+)", &["pytorch/ncclutils/nccl-error-in*"]),
                 pat(r"NCCL error: (?P<error>[^,(]+)", &["pytorch/pgnccl/nccl-error-async"]),
                 pat(
@@ -198,6 +200,8 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/pgnccl/monitor-disabled-would-*"],
                 ),
                 pat(r"Could not acquire GIL within \d+ ms on exit", &["pytorch/pgnccl/gil-not-acquired"]),
+                // JAX: the coordination service marked a task failed (missed heartbeats).
+                pat(r"has been set to ERROR in coordination service", &["jax/coordination/task-set-to-error"]),
                 // torchelastic: a worker group whose ranks did not all reach the exit barrier.
                 pat(
                     r"Error waiting on exit barrier\. Elapsed: (?P<stuck_s>\d+)(?:\.\d+)? seconds",
@@ -264,6 +268,10 @@ pub(super) static PYTORCH: Table = Table {
                     r"timed out waiting for all -?\d+ members to join|Timed out waiting on barrier on rank \d+, for key prefix",
                     &["pytorch/elastic/members-join-timeout", "pytorch/elastic/store-barrier-timeout"],
                 ),
+                // JAX (XLA's coordination service): a barrier across the tasks timed out.
+                pat(r"DEADLINE_EXCEEDED: Barrier timed out\. Barrier_id: ", &["jax/coordination/barrier-timed-out"]),
+                // torch_npu's HCCL (Ascend): the socket exchange with a peer rank timed out.
+                pat(r"\bEI0006\b.*?Getting socket times out", &["hccl/socket/ei0006-getting-socket-times-out"]),
                 pat(
                     r"Health check failure: Failed to initialize NCCL communicator on rank (?P<rank>\d+)",
                     &["pytorch/pgnccl/health-check-failure"],

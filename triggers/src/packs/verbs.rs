@@ -731,7 +731,7 @@ pub(super) static VERBS: Table = Table {
             name: "mooncake-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout), could not register a buffer, or timed out a synchronous batch transfer",
+            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout), could not register a buffer, or timed out a synchronous batch transfer; Mooncake Store's transfers that failed or did not complete in time",
             example: "E0331 12:03:04.222625 56060 rdma_endpoint.cpp:385] [Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: Connection timed out [110]",
             patterns: &[
                 pat(
@@ -760,8 +760,9 @@ pub(super) static VERBS: Table = Table {
                 // Registration failures: a buffer no NIC can reach, so every transfer from
                 // it fails (`Memory region not registered`); the batch register only warns.
                 pat(
-                    r"\] Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): |RdmaTransport: Failed to register memory: addr |Memory region not registered by any active device\(s\)|Sync batch data transfer timeout after \d+ns",
+                    r"\] Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): |RdmaTransport: Failed to register memory: addr |Memory region not registered by any active device\(s\)|Sync batch data transfer timeout after \d+ns|\] Transfer failed for task\d*\s*$|\bPut operation failed with error: TRANSFER_FAIL\b|\bFailed to complete transfers after (?P<stuck_s>\d+) seconds for batch",
                     &[
+                        "mooncake/store/*",
                         "mooncake/rdma_context/failed-to-register-memory",
                         "mooncake/rdma_transport/*",
                         "mooncake/transfer_engine_py/sync-batch-transfer-timeout",
@@ -824,8 +825,8 @@ pub(super) static VERBS: Table = Table {
                     &["linux-rdma/mlx5_ib/qp/qp-err-syndrome*"],
                 ),
                 pat(
-                    r"CQ error on CQN 0x[0-9a-fA-F]+, syndrome (?P<syndrome>0x[0-9a-fA-F]+)",
-                    &["linux-rdma/mlx5_core/eq/cq-error-on-cqn"],
+                    r"CQ error on CQN 0x[0-9a-fA-F]+, syndrome? (?P<syndrome>0x[0-9a-fA-F]+)",
+                    &["linux-rdma/mlx5_core/eq/cq-error-on-cqn*"],
                 ),
                 // bnxt_re's error requester CQE, irdma's QP/CQ asynchronous events.
                 pat(
