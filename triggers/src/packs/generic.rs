@@ -167,7 +167,7 @@ pub(super) static GENERIC: Table = Table {
                 // libfabric's own log at warn level saying something failed, in a provider no
                 // `libfabric` trigger knows the words of.
                 pat(
-                    r"(?:\b|\x1b\[[0-9;]*m)libfabric:[^<\s]*\(\):\d+<warn> [^\r\n]*?\b(?:failed|[Ff]ailure)\b",
+                    r"(?:\b|\x1b\[[0-9;]*m)libfabric:[^<\s]*\(\):\d+<warn> [^\r\n]*?\b(?:failed|[Ff]ailure|[Uu]nable to)\b",
                     &["generic/libfabric/warn-failed/*"],
                 ),
                 // fabtests' FT_PRINTERR: `"%s(): %s:%d, ret=%d (%s)\n"`.
@@ -208,6 +208,19 @@ pub(super) static GENERIC: Table = Table {
                 r"\b(?:mm|posix|sysv|xpmem|knem|cma|cuda_copy|cuda_ipc|rocm_copy|rocm_ipc|gdr_copy|self|sm)_?\w*\.c:\d+ ",
                 r"\b(?:shm_open|shmget|xpmem_|knem|process_vm_readv|cuMem|cuda|hsa_)",
             ],
+        },
+        Builtin {
+            name: "ib-management-failed",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "infiniband-diags and libibmad (ibnetdiscover, ibqueryerrors, smpquery, perfquery, …) report that a management query failed: `iberror: failed: …`, `ibwarn: … failed`, or a MAD that came back with a bad status",
+            // infiniband-diags' iberror() and libibmad's IBWARN
+            example: "ibwarn: [298726] mad_rpc_open_port: client_register for mgmt 1 failed",
+            patterns: &[pat(
+                r"(?:\b|\x1b\[[0-9;]*m)(?:iberror: (?:\[\d+\] )?(?:\w+: )?failed: |ibwarn: \[\d+\] \w+: [^\r\n]*?\bfailed\b)|\bumad \(DR path [^)]*\) bad status (?P<status>\d+); ",
+                &["generic/ib-management/*"],
+            )],
+            unless: NOT_A_FAILURE,
         },
         Builtin {
             name: "qp-error-or-setup-failed",

@@ -69,7 +69,7 @@ pub(super) static NVMEOF: Table = Table {
                         "spdk/nvmf_rdma/error-on-cq-*",
                         "spdk/nvmf_rdma/cq-error-on-*",
                         "spdk/nvmf_rdma/warn/cq-error-on-cq-request-0x",
-                        "spdk/nvme_rdma/cq-error-on-queue-pair-response-index",
+                        "spdk/nvme_rdma/cq-error-on-queue-pair-*",
                         "spdk/nvmf_rdma/send-cq-error*",
                     ],
                 ),
@@ -104,11 +104,11 @@ pub(super) static NVMEOF: Table = Table {
                     &["spdk/nvmf_rdma/error-on-cq-*"],
                 ),
                 pat(
-                    r"(?:Send )?CQ error (?:on (?:Connection|CQ|Queue Pair) 0x[0-9a-fA-F]+, (?:Request 0x[0-9a-fA-F]+|Response Index \d+) )?\((?P<status>\d+)\): (?P<error>\w[\w ]*)",
+                    r"(?:Send )?CQ error (?:on (?:Connection|CQ|Queue Pair) 0x[0-9a-fA-F]+, (?:Opcode \d+, )?(?:Request 0x[0-9a-fA-F]+|Response Index \d+) )?\((?P<status>\d+)\): (?P<error>\w[\w ]*)",
                     &[
                         "spdk/nvmf_rdma/cq-error-on-*",
                         "spdk/nvmf_rdma/warn/cq-error-on-cq-request-0x",
-                        "spdk/nvme_rdma/cq-error-on-queue-pair-response-index",
+                        "spdk/nvme_rdma/cq-error-on-queue-pair-*",
                         "spdk/nvmf_rdma/send-cq-error*",
                     ],
                 ),
