@@ -254,8 +254,9 @@ impl Summarizer {
             ts - ts.rem_euclid(self.interval_ns)
         };
         let mut closed = Vec::new();
-        // One lookup for a packet of the running interval; the map changes only
-        // when an interval closes or an interface is first seen.
+        // A packet of the running interval looks its interface up twice (here and
+        // for the update below); the map changes only when an interval closes or an
+        // interface is first seen.
         let current = self.open.get(interface).map(|o| o.start_ns == start);
         if current != Some(true) {
             if let Some(o) = self.open.remove(interface) {
