@@ -204,6 +204,8 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"waiting for remainder of ranks for more than (\d{1,12}) seconds",
         Unit::Seconds,
     ),
+    // The kernel's hung-task detector: how long the task had been blocked.
+    (r"\bblocked for more than (\d{1,12}) seconds", Unit::Seconds),
     // Lustre o2iblnd: how long a transmit to the peer had been waiting.
     (r"Timed out tx for \S+: (\d{1,12}) seconds", Unit::Seconds),
     // Mooncake Store: a batch that did not complete in its timeout.

@@ -230,7 +230,7 @@ fn ambiguous_lines_do_not_fire_by_policy() {
 
 #[test]
 fn evidence_reads_every_ran_for_and_never_the_init_timeout() {
-    let ctx = TimeContext::utc(1_767_225_600_000_000_000); // 2026-01-01
+    let ctx = TimeContext::utc(1_798_761_600_000_000_000); // 2027-01-01
     let mut failures = Vec::new();
     let mut with_stuck = 0;
     for file in ["positives.tsv", "negatives.tsv", "ambiguous.tsv"] {

@@ -72,7 +72,7 @@ macro_rules! fi_call {
 /// ibv_post_send`, `unable to create QP`).
 macro_rules! could_not {
     () => {
-        r"(?i:fail(?:ed)? to|unable to|couldn'?t|could not|cannot|error (?:in|calling|from))"
+        r"(?i:fail(?:ed)? to|unable to|couldn'?t|could not|cannot|error (?:-?\d+ )?(?:in|calling|from))"
     };
 }
 
@@ -91,6 +91,13 @@ macro_rules! setup {
         r"(?:modify|create|init(?:iali[sz]e)?|allocate|alloc|register|reg|query|resize|open|bring up|transition|post to)"
     };
 }
+/// A word that may come between the setup verb and the object (`failed to create
+/// extended queue pair`, `Couldn't register GPU MR`).
+macro_rules! qualifier {
+    () => {
+        r"(?:(?:extended|new|GPU|gpu|host|CPU|cpu|device|user|dmabuf|DMA-BUF|RC|UD|UC|XRC|DC|DCT|DCI|send|recv|receive|local|remote) )?"
+    };
+}
 macro_rules! object {
     () => {
         r"(?:(?:rdma |RDMA |ib |IB |verbs |ibv )?(?:qp|QP|cq|CQ|srq|SRQ|pd|PD|mr|MR|ah|AH|xrcd|XRCD|memory region|completion queue|queue pair|protection domain|address handle|comp(?:letion)? channel|shared receive queue)s?)"
@@ -99,7 +106,7 @@ macro_rules! object {
 
 pub(super) static GENERIC: Table = Table {
     name: "generic",
-    summary: "any program's report of a failed verbs, rdma_cm or libfabric call, of a queue pair gone to error or a verbs object that cannot be set up, of a UCX operation failed with UCX's own fatal status, or of any UCX error line outside its intra-node transports; fires only where no other trigger does",
+    summary: "any program's report of a failed verbs, rdma_cm or libfabric call, of a queue pair gone to error or a verbs object that cannot be set up, of a UCX operation failed with UCX's own fatal status, of any UCX error line outside its intra-node transports, or of a kernel task hung for minutes; fires only where no other trigger does",
     fallback: true,
     rows: &[
         Builtin {
@@ -110,7 +117,7 @@ pub(super) static GENERIC: Table = Table {
             example: "2025-10-15T06:49:33.973431Z :BLOCKSTORE_RDMA ERROR: ibv_post_recv failed with error 12: Cannot allocate memory",
             patterns: &[
                 pat(
-                    concat!(ibv_call!(), r"(?:\(\))?:? ", failed!()),
+                    concat!(ibv_call!(), r"(?:\(\))?(?: \([\w -]{1,24}\))?:? ", failed!()),
                     &["generic/verbs/failed/*"],
                 ),
                 pat(
@@ -163,6 +170,8 @@ pub(super) static GENERIC: Table = Table {
                     r"(?:\b|\x1b\[[0-9;]*m)libfabric:[^<\s]*\(\):\d+<warn> [^\r\n]*?\b(?:failed|[Ff]ailure|[Uu]nable to)\b",
                     &["generic/libfabric/warn-failed/*"],
                 ),
+                // fabtests' early examples: a CQ read that returned an error.
+                pat(r"\bEvent queue read -\d+ \(", &["generic/libfabric/fabtests/event-queue-read"]),
                 // fabtests' FT_PRINTERR: `"%s(): %s:%d, ret=%d (%s)\n"`.
                 pat(
                     concat!(fi_call!(), r"\(\): \S+:\d+, ret=(?P<retcode>-\d+) \((?P<error>[^)\r\n]+)\)"),
@@ -191,8 +200,8 @@ pub(super) static GENERIC: Table = Table {
             // openucx/ucx#6334
             example: "[2021-02-13T11:37:50.444Z] [1613216270.230449] [r-vmb-ppc-jenkins:3086 :0]          wireup.c:137  UCX  ERROR failed to send wireup: Unsupported operation",
             patterns: &[pat(
-                r"\b\w+\.c:\d+ +(?:UCX +ERROR .*?(?i:fail|unable|cannot|could ?n[o']t|timed out)|Fatal: )",
-                &["generic/ucx-log/ucs-error", "generic/ucx-log/ucs-fatal"],
+                r"\b\w+\.c:\d+ +(?:UCX +ERROR .*?(?i:fail|unable|cannot|could ?n[o']t|timed out)|Fatal: |Assertion `[^\r\n]*' failed)",
+                &["generic/ucx-log/ucs-error", "generic/ucx-log/ucs-fatal", "generic/ucx-log/ucs-assertion"],
             )],
             unless: &[
                 // The IB transports' own logs: the `ucx` pack knows which of their lines
@@ -210,7 +219,7 @@ pub(super) static GENERIC: Table = Table {
             // infiniband-diags' iberror() and libibmad's IBWARN
             example: "ibwarn: [298726] mad_rpc_open_port: client_register for mgmt 1 failed",
             patterns: &[pat(
-                r"(?:\b|\x1b\[[0-9;]*m)(?:iberror: (?:\[\d+\] )?(?:\w+: )?failed: |ibwarn: \[\d+\] \w+: [^\r\n]*?\bfailed\b)|\bumad \(DR path [^)]*\) bad status (?P<status>\d+); ",
+                r"(?:\b|\x1b\[[0-9;]*m)(?:iberror: (?:\[\d+\] )?(?:\w+: )?failed: |(?:ibwarn|ibpanic): \[\d+\] \w+: [^\r\n]*?\bfailed\b)|\bumad \(DR path [^)]*\) bad status (?P<status>\d+); ",
                 &["generic/ib-management/*"],
             )],
             unless: NOT_A_FAILURE,
@@ -227,7 +236,7 @@ pub(super) static GENERIC: Table = Table {
                     &["generic/qp/error-state/*"],
                 ),
                 pat(
-                    concat!(could_not_cased!(), " ", setup!(), r" (?:the |a |an )?", object!(), r"\b"),
+                    concat!(could_not_cased!(), " ", setup!(), r" (?:the |a |an )?", qualifier!(), object!(), r"\b"),
                     &["generic/qp/setup-failed/*"],
                 ),
                 pat(
@@ -235,6 +244,19 @@ pub(super) static GENERIC: Table = Table {
                     &["generic/qp/setup-word-failed/*"],
                 ),
             ],
+            unless: NOT_A_FAILURE,
+        },
+        Builtin {
+            name: "kernel-task-hung",
+            class: "other_hang",
+            pre_s: PRE,
+            description: "the kernel's hung-task detector saw a task blocked (uninterruptible) for minutes: a driver, file system or device that stopped answering; back-dated by the seconds it names",
+            // LINBIT/drbd#58 (DRBD over RDMA, shutdown)
+            example: "Jun 12 15:28:33 os-hv-am-4 kernel: [  489.615298] INFO: task drbdsetup:3646 blocked for more than 120 seconds.",
+            patterns: &[pat(
+                r"\bINFO: task .+?:\d+ blocked for more than (?P<stuck_s>\d+) seconds",
+                &["generic/kernel/hung-task"],
+            )],
             unless: NOT_A_FAILURE,
         },
     ],

@@ -610,6 +610,11 @@ pub(super) static PERFTEST: Table = Table {
                         "perftest/rdma-cm-event-error/*",
                     ],
                 ),
+                // The peer's name did not resolve (`gai_strerror(n)` then `for host:port`).
+                pat(
+                    r"(?:Name or service not known|Temporary failure in name resolution|Address family for hostname not supported|No address associated with hostname|Servname not supported for ai_socktype|Non-recoverable failure in name resolution|ai_family not supported) for \S+:\d+\s*$",
+                    &["perftest/getaddrinfo-failed-for-host-port*"],
+                ),
                 // The TCP connection of the key exchange.
                 pat(
                     r"Couldn't connect to (?P<peer>\S+?):(?P<port>\d+)",
@@ -786,6 +791,9 @@ pub(super) static PERFTEST: Table = Table {
             unless: &[
                 // rdma-core's pingpong examples print `%d/%d: Couldn't read remote address`.
                 r"-?\d+/-?\d+: Couldn't read remote address",
+                // Another program's function naming the rdma_cm call it failed in (LDMS's
+                // `z_rdma_listen: rdma_create_event_channel failed`): the generic pack's.
+                r"[a-z][a-z0-9]*_\w+: rdma_\w+ failed",
             ],
         },
     ],

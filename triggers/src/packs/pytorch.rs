@@ -86,6 +86,8 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 pat(r"Exception raised from checkTimeout at", &["pytorch/c10/exception-raised-from-checktimeout"]),
                 pat(r"NCCL timeout in: \S", &["pytorch/ncclutils/nccl-timeout-in"]),
+                // torch_npu's HCCL (Ascend): a collective's wait for its peer's notify timed out.
+                pat(r"(?:\b|\[[\d;]*m)EI0002\b.*?Notify register times out", &["hccl/notify/ei0002-notify-wait-times-out"]),
                 pat(r"Rank (?P<rank>\d+)\] Wrote aborted communicator id to store", &["pytorch/pgnccl/wrote-aborted-comm-id"]),
             ],
             unless: &[r"NCCL communicator was aborted"],
@@ -111,6 +113,8 @@ pub(super) static PYTORCH: Table = Table {
             patterns: &[
                 // torch_npu's HCCL (Ascend): a link of the communicator could not be set up.
                 pat(r"\]Transport init error! createLink", &["hccl/transport/transport-init-error"]),
+                // torch_npu: an HCCL collective returned an error code.
+                pat(r"OPS function error: Hccl\w+, error code is (?P<error>\d+)", &["hccl/ops/*"]),
                 pat(r"NCCL error in: (?P<location>[^,]+), (?P<error>[^,(]+)", &["pytorch/ncclutils/nccl-error-in*"]),
                 pat(r"NCCL error: (?P<error>[^,(]+)", &["pytorch/pgnccl/nccl-error-async"]),
                 pat(
@@ -344,8 +348,18 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 pat(r"(?:\b|\[[\d;]*m)failed to (?:recv, got|send, sent) 0 bytes", &["pytorch/c10d/failed-to-recv", "pytorch/c10d/failed-to-send"]),
                 pat(
-                    r"\[c10d\] recvValue failed on SocketImpl\(.*?\): (?P<error>[A-Z][^\r\n]+)",
-                    &["pytorch/c10d/recv-value-failed"],
+                    r"\[c10d\] (?:recvValue|recvVector|sendBytes) failed on SocketImpl\(.*?\): (?P<error>[A-Z][^\r\n]+)",
+                    &["pytorch/c10d/recv-value-failed", "pytorch/c10d/recv-vector-failed", "pytorch/c10d/send-bytes-failed"],
+                ),
+                // The heartbeat monitor lost the store (its server gone, the connection reset).
+                pat(
+                    r#"Failed to check the "should dump" flag on TCPStore"#,
+                    &["pytorch/pgnccl/should-dump-flag-failed"],
+                ),
+                // PyTorch RPC (TensorPipe): a request to a peer worker failed on its pipe.
+                pat(
+                    r"RPC agent for \S+ encountered error when sending outgoing request #\d+ to \S+: ",
+                    &["pytorch/rpc/tensorpipe-sending-outgoing-request-error"],
                 ),
                 pat(
                     r"The client socket has failed to connect to any network address of \((?P<peer>[^,]+), (?P<port>\d+)\)|The server socket has failed to listen on any local network address",

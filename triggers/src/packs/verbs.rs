@@ -344,6 +344,18 @@ pub(super) static VERBS: Table = Table {
                         "rdma-core/i40iw/libi40iw-post-work-request-failed-invalid-opcode",
                     ],
                 ),
+                // libibverbs skipped a device whose kernel driver speaks another ABI than the
+                // provider in this image: the device is unusable (NCCL falls back to sockets).
+                pat(
+                    r"libibverbs: Warning: Driver \S+ does not support the kernel ABI of \d+",
+                    &["rdma-core/libibverbs/libibverbs-warning-driver-does-not-support-the"],
+                ),
+                // DPDK's mlx5 drivers (verbs underneath) found no verbs device for the port or
+                // gave up probing it.
+                pat(
+                    r"\b[Nn]o Verbs device matches PCI device [\da-fA-F:.]+|\bVerbs device not found: [\da-fA-F:.]+|\bprobe of PCI device [\da-fA-F:.]+ aborted after encountering an error: ",
+                    &["dpdk/mlx5_common/*", "dpdk/mlx5_net/*"],
+                ),
                 pat(
                     r"hns: (?:can't find qp!|failed to (?:modify qp|handle recv inline wqe)!)|hns_roce_(?:find_qp fail|verify_sizes failed|alloc_qp_buf failed|store_qp failed|create_idx_que failed|alloc_srq_buf failed)!|wr->num_sge\(<=-?\d+\) = -?\d+, check failed!|inline data len\(1-32\)=-?\d+, send_flags = 0x[0-9a-fA-F]+, check failed!|2nd parm addr is NULL!|3st parm length is 0!|ibv_cmd_create_qp failed!|pthread_spin_init failed!|malloc failed!|Not supported (?:transport opcode -?\d+|inline data!)|:\d+: (?:failed to mmap (?:uar page|direct wqe page)|QP type -?\d+ not supported for qp_ex send ops|unsupported (?:cq depth|wc flags|srq type|cq comps)|failed to exec create (?:cq|srq|qp) cmd|invalid srq attr size|invalid (?:hnsdv )?comp_mask 0x|failed to check the pad of cq|not a HNS RoCE device!)",
                     &[
@@ -721,6 +733,8 @@ pub(super) static VERBS: Table = Table {
                         "nvshmem/setup-connections-failed",
                     ],
                 ),
+                // LDMS (OVIS): the daemon could not listen on its RDMA transport.
+                pat(r"(?:\b|\[[\d;]*m)Error -?\d+ listening on the 'rdma' transport", &["ldms/ldmsd/*"]),
             ],
             unless: &[],
         },
@@ -731,7 +745,7 @@ pub(super) static VERBS: Table = Table {
             name: "mooncake-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout), could not register a buffer, or timed out a synchronous batch transfer; Mooncake Store's transfers that failed or did not complete in time",
+            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout), could not register a buffer, or timed out a synchronous batch transfer; Mooncake Store's transfers that failed or did not complete in time; NIXL's backend errors",
             example: "E0331 12:03:04.222625 56060 rdma_endpoint.cpp:385] [Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: Connection timed out [110]",
             patterns: &[
                 pat(
@@ -768,6 +782,9 @@ pub(super) static VERBS: Table = Table {
                         "mooncake/transfer_engine_py/sync-batch-transfer-timeout",
                     ],
                 ),
+                // NIXL (the KV-cache transfer library beside Mooncake in disaggregated
+                // serving): its backend (UCX, RDMA) failed a registration or transfer.
+                pat(r"\bnixlBackendError: NIXL_ERR_\w+", &["nixl/bindings/*"]),
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
         },
@@ -871,6 +888,11 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // Soft-RoCE could not send a response (rxe_resp.c).
                 pat(r"\brdma_rxe: (?:\w+: )?Failed sending (?:ack|RDMA reply)", &["linux-rdma/rxe/resp/*"]),
+                // Soft-RoCE could not set its device up; the core could not pin a user buffer.
+                pat(
+                    r"\brdma_rxe: failed to allocate crc algorithm|\bib_umem_get: failed to get user pages",
+                    &["linux-rdma/rxe/init/*", "linux-rdma/ib_core/umem/*"],
+                ),
                 pat(
                     r"(?P<op>\w+)\(0x[0-9a-fA-F]+\) (?:(?:Async, )?timeout\. Will cause a leak of a command resource|No done completion)",
                     &[
