@@ -17,6 +17,8 @@
 #    /dev/null` and `tripcap run -i lo --snaplen headers` (compressing, default
 #    config) capture it at the same time. CPU is read from /proc per process
 #    and per tripcap thread (clock ticks, so keep the flood a few seconds).
+# 4. The reference compressor: `zstd -1` on the same records (the window file of
+#    2), CPU per packet against tcpdump's and the ring-compress thread's.
 #
 #   scripts/bench-history.sh [PACKETS] [RUNS] [FLOOD_PPS]
 set -euo pipefail
@@ -26,6 +28,7 @@ RUNS=${2:-3}
 FLOOD_PPS=${3:-400000}
 RATE=2000000
 command -v tcpreplay >/dev/null || { echo "needs tcpreplay (apt-get install tcpreplay)"; exit 2; }
+command -v zstd >/dev/null || { echo "needs zstd (apt-get install zstd)"; exit 2; }
 cargo build --release -q
 BIN=$PWD/target/release/tripcap
 W=$(mktemp -d /tmp/tripcap-history.XXXXXX)
@@ -202,4 +205,30 @@ for name in ["agent", "alone"]:
     print(f"  whole agent / tcpdump:    {statistics.median(r['agent_ns'] / r['tcpdump_ns'] for r in rs):.2f}x   (target <= 2x)")
 r = [r for r in runs if r["run"] == "agent"][-1]["ring"]
 print(f"ring (agent, last run): {r['packets']} packets, {r['bytes_per_packet']:.1f} B/packet, compression {r['compression_ratio'] or 0:.1f}x, history {r['history_seconds']:.1f} s")
+PY
+
+echo
+echo "== 4. the reference compressor on the same records: zstd -1 (one thread) over the window"
+echo "   file of section 2 (the ring's own records, snaplen headers), CPU per packet, medians of $RUNS;"
+echo "   set against the flood's tcpdump (section 3) and tripcap's ring-compress thread"
+python3 - "$(ls "$W"/out/*.pcapng | head -1)" "$dumped" "$RUNS" "$W/floods.jsonl" <<'PY'
+import json, os, resource, statistics, subprocess, sys
+path, packets, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+floods = [json.loads(l) for l in open(sys.argv[4])]
+cpu, out = [], 0
+for _ in range(runs):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    z = subprocess.run(["zstd", "-1", "-T1", "-q", "-c", path], stdout=subprocess.PIPE, check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    out = len(z)
+zns = statistics.median(cpu) * 1e9 / packets
+agent = [r for r in floods if r["run"] == "agent"]
+td = statistics.median(r["tcpdump_ns"] for r in agent)
+rc = statistics.median(r["threads"].get("ring-compress", 0) for r in agent)
+size = os.path.getsize(path)
+print(f"zstd -1: {zns:.0f} ns CPU/packet ({' '.join(f'{c:.3f}' for c in cpu)} s for {packets} packets), "
+      f"{size / out:.1f}x smaller ({out / packets:.1f} B/packet)")
+print(f"  vs tcpdump's capture ({td:.0f} ns/packet): {zns / td:.2f}x; tripcap's ring-compress thread "
+      f"{rc:.0f} ns/packet ({rc / td:.2f}x tcpdump, {zns / max(rc, 1):.2f}x cheaper than zstd -1)")
 PY

@@ -171,7 +171,7 @@ pub(super) static GENERIC: Table = Table {
                     &["generic/libfabric/warn-failed/*"],
                 ),
                 // fabtests' early examples: a CQ read that returned an error.
-                pat(r"\bEvent queue read -\d+ \(", &["generic/libfabric/fabtests/event-queue-read"]),
+                pat(r"(?:\b|\[[\d;]*m)Event queue read -\d+ \(", &["generic/libfabric/fabtests/event-queue-read"]),
                 // fabtests' FT_PRINTERR: `"%s(): %s:%d, ret=%d (%s)\n"`.
                 pat(
                     concat!(fi_call!(), r"\(\): \S+:\d+, ret=(?P<retcode>-\d+) \((?P<error>[^)\r\n]+)\)"),

@@ -285,6 +285,8 @@ pub(super) static MPI: Table = Table {
                     r"\bOFI (?P<op>fi_\w+)\(\) failure\b|\*\*ofid?_\w+ [\w.]+ \d+ \w+ (?P<error>[^\r\n]+)",
                     &["mpich/ofi/getinfo-*"],
                 ),
+                // Cray MPICH on CXI: the completion queue is exhausted and progress stalls.
+                pat(r"MPICH WARNING: OFI is failing to make progress", &["mpich/ofi/failing-to-make-progress"]),
             ],
             unless: &[],
         },

@@ -467,6 +467,12 @@ pub(super) static NCCL: Table = Table {
             description: "NCCL communicator setup or use failed: bootstrap, topology search, mismatched versions or collectives, duplicate GPUs, enqueue, async jobs, allocation, NET/IB internal state",
             example: "init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
             patterns: &[
+                // Shared memory for the intra-node transports could not be set up (shmutils.cc,
+                // shm.h before 2.12): `/dev/shm` full or too small in a container.
+                pat(
+                    r"Error: (?:failed to extend \S+ to \d+ bytes|Could not map \S+ size \d+|failed to create shared memory file \S+)|Error while creating shared memory segment \S+ \(size \d+\)|Failed to find reverse path from remNode",
+                    &["nccl/shm/*", "nccl/paths/failed-to-find-reverse-path"],
+                ),
                 pat(
                     r"Mismatched collective detected|Mismatched NCCL version detected|Duplicate GPU detected|Attempt to use communicator before the previous operation returned ncclSuccess|Failed to determine (?:intra|local) ranks|Failed to initialize any NET plugin|GIN Error (?:on gin context|detected)|Legacy IPC cleanup callback failed|(?:commReclaim|ncclProxyStop|commDestroySync): (?:cleanup )?comm \S+ \(?rank",
                     &[

@@ -284,6 +284,11 @@ pub(super) static NVMEOF: Table = Table {
                     r"Failed to write to /dev/nvme-fabrics: (?P<error>[^\r\n]+)",
                     &["nvme-cli/fabrics/failed-to-write-nvme-fabrics"],
                 ),
+                // nvme-cli 2.x (libnvme): the same refusal in nvme_strerror's words.
+                pat(
+                    r"failed to add controller, error failed to write to nvme-fabrics device",
+                    &["nvme-cli/fabrics/failed-to-add-controller"],
+                ),
                 pat(
                     r"Connect rejected: status (?P<status>-?\d+) \((?P<error>[^)]*)\)",
                     &["linux/nvme-rdma/connect-rejected*"],

@@ -72,7 +72,13 @@ pub(super) static PYTORCH: Table = Table {
                         "pytorch/pgnccl/failure-detected-by-watchdog-*",
                     ],
                 ),
-                pat(r"Some NCCL operations have failed or timed out", &["pytorch/pgnccl/some-ops-failed-*"]),
+                pat(r"Some [NH]CCL operations have failed or timed out", &["pytorch/pgnccl/some-ops-failed-*", "hccl/torch_npu/some-ops-failed"]),
+                // HCCL's own log (`[ERROR] HCCL(pid,process):date [file:line] …`) at ERROR:
+                // a socket, link or topology exchange that timed out.
+                pat(
+                    r"\[ERROR\] ?HCCL\(\d+,[^)]*\):[^\r\n]*?(?i:timeout|times out|timed out)",
+                    &["hccl/log/error-socket-establish-timeout", "hccl/log/error-topo-exchange-get-socket-timeout"],
+                ),
                 pat(r"To avoid data inconsistency, we are taking the entire process down", &["pytorch/pgnccl/teardown-*"]),
                 pat(
                     r"Received a dump signal due to a collective timeout|Observed flight recorder dump signal from another rank|Received a global timeout from another rank|ProcessGroupNCCL's watchdog detected a collective timeout|Terminating the process after attempting to dump debug info, due to collective timeout",
@@ -113,6 +119,17 @@ pub(super) static PYTORCH: Table = Table {
             patterns: &[
                 // torch_npu's HCCL (Ascend): a link of the communicator could not be set up.
                 pat(r"\]Transport init error! createLink", &["hccl/transport/transport-init-error"]),
+                pat(r"\bEI0009\b.*?Transport init error", &["hccl/transport/ei0009-transport-init-error"]),
+                // HCCL's own log at ERROR (any other failure than a timeout), and its
+                // heartbeat: a rank lost (the process exited, the network went down).
+                pat(
+                    r"\[ERROR\] ?HCCL\(\d+,[^)]*\):",
+                    &["hccl/log/error-topo-detect", "hccl/log/error-rank-num-different", "hccl/transport/transport-init-error"],
+                ),
+                pat(
+                    r"ExceptionType:\[Heartbeat Lost Occurred\]|\bHeartbeat Lost Occurred, Possible Reason|\]: rank \[[^\]]+\] status\[LOST\] by rank \[",
+                    &["hccl/heartbeat/*"],
+                ),
                 // torch_npu: an HCCL collective returned an error code.
                 pat(r"OPS function error: Hccl\w+, error code is (?P<error>\d+)", &["hccl/ops/*"]),
                 pat(r"NCCL error in: (?P<location>[^,]+), (?P<error>[^,(]+)", &["pytorch/ncclutils/nccl-error-in*"]),
@@ -166,6 +183,8 @@ pub(super) static PYTORCH: Table = Table {
                 pat(r"Exception raised from checkForNCCLErrorsInternal at", &["pytorch/c10/exception-raised-from-checkforncclerrors"]),
             ],
             unless: &[
+                // HCCL's ERROR lines that say something timed out are `pytorch-nccl-timeout`'s.
+                r"\[ERROR\] ?HCCL\(\d+,[^)]*\):[^\r\n]*?(?i:timeout|times out|timed out)",
                 // The abort quoting its reason is `pytorch-nccl-comm-aborted`'s.
                 r"NCCL communicator was aborted",
                 // A quoted timeout: the line is `pytorch-nccl-timeout`'s.
@@ -173,6 +192,16 @@ pub(super) static PYTORCH: Table = Table {
                 r"watchdog thread terminated with exception: \[Rank \d+\](?: Watchdog c|\s*$)",
                 r"\) timed out in (?:call to wait|blocking wait)",
             ],
+        },
+        Builtin {
+            name: "hccl-roce-cqe-error",
+            class: "nccl_ib_error",
+            pre_s: PRE,
+            description: "HCCL (Ascend): an error CQE on the device's RoCE NIC during a collective (EI0013), the counterpart of NCCL's `Got completion from peer … with error`",
+            // Huawei Ascend CANN documentation (hiascend.com), EI0013
+            example: "[PID: 3448331] 2025-12-04-21:59:08.232.310 Execution Error ROCE CQE(EI0013): An error CQE occurred during operator execution. Local information: server 127.0.0.1, device ID 0, device IP 127.10.0.1. Peer information: server 127.0.0.2, device ID 1, device IP 127.10.0.2.",
+            patterns: &[pat(r"\bROCE CQE\(EI0013\)|\bEI0013\b.*?error CQE", &["hccl/roce/ei0013-error-cqe"])],
+            unless: &[],
         },
         Builtin {
             name: "pytorch-hang",
@@ -204,6 +233,13 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/pgnccl/monitor-disabled-would-*"],
                 ),
                 pat(r"Could not acquire GIL within \d+ ms on exit", &["pytorch/pgnccl/gil-not-acquired"]),
+                // Serving engines' own monitors: SGLang's scheduler watchdog, vLLM's workers not
+                // taking the next broadcast (a rank hangs, or compiles for a long time).
+                pat(r"\] Watchdog timeout \(self\.watchdog_timeout=(?P<stuck_s>\d+)\)", &["sglang/scheduler/watchdog-timeout"]),
+                pat(
+                    r"No available shared memory broadcast block found in (?P<stuck_s>\d+) seconds",
+                    &["vllm/shm_broadcast/no-block-found"],
+                ),
                 // JAX: the coordination service marked a task failed (missed heartbeats).
                 pat(r"has been set to ERROR in coordination service", &["jax/coordination/task-set-to-error"]),
                 // torchelastic: a worker group whose ranks did not all reach the exit barrier.

@@ -350,6 +350,8 @@ pub(super) static VERBS: Table = Table {
                     r"libibverbs: Warning: Driver \S+ does not support the kernel ABI of \d+",
                     &["rdma-core/libibverbs/libibverbs-warning-driver-does-not-support-the"],
                 ),
+                // gdrcopy's driver could not pin the GPU pages (nvidia_p2p_get_pages).
+                pat(r"\bgdrdrv:nvidia_p2p_get_pages\(.*?\) failed \[ret = -?\d+\]", &["gdrcopy/gdrdrv/*"]),
                 // DPDK's mlx5 drivers (verbs underneath) found no verbs device for the port or
                 // gave up probing it.
                 pat(
@@ -357,8 +359,9 @@ pub(super) static VERBS: Table = Table {
                     &["dpdk/mlx5_common/*", "dpdk/mlx5_net/*"],
                 ),
                 pat(
-                    r"hns: (?:can't find qp!|failed to (?:modify qp|handle recv inline wqe)!)|hns_roce_(?:find_qp fail|verify_sizes failed|alloc_qp_buf failed|store_qp failed|create_idx_que failed|alloc_srq_buf failed)!|wr->num_sge\(<=-?\d+\) = -?\d+, check failed!|inline data len\(1-32\)=-?\d+, send_flags = 0x[0-9a-fA-F]+, check failed!|2nd parm addr is NULL!|3st parm length is 0!|ibv_cmd_create_qp failed!|pthread_spin_init failed!|malloc failed!|Not supported (?:transport opcode -?\d+|inline data!)|:\d+: (?:failed to mmap (?:uar page|direct wqe page)|QP type -?\d+ not supported for qp_ex send ops|unsupported (?:cq depth|wc flags|srq type|cq comps)|failed to exec create (?:cq|srq|qp) cmd|invalid srq attr size|invalid (?:hnsdv )?comp_mask 0x|failed to check the pad of cq|not a HNS RoCE device!)",
+                    r"hns_roce_lite_handle_error_cqe\(\d+\) : error cqe status: 0x[0-9a-fA-F]+|hns: (?:can't find qp!|failed to (?:modify qp|handle recv inline wqe)!)|hns_roce_(?:find_qp fail|verify_sizes failed|alloc_qp_buf failed|store_qp failed|create_idx_que failed|alloc_srq_buf failed)!|wr->num_sge\(<=-?\d+\) = -?\d+, check failed!|inline data len\(1-32\)=-?\d+, send_flags = 0x[0-9a-fA-F]+, check failed!|2nd parm addr is NULL!|3st parm length is 0!|ibv_cmd_create_qp failed!|pthread_spin_init failed!|malloc failed!|Not supported (?:transport opcode -?\d+|inline data!)|:\d+: (?:failed to mmap (?:uar page|direct wqe page)|QP type -?\d+ not supported for qp_ex send ops|unsupported (?:cq depth|wc flags|srq type|cq comps)|failed to exec create (?:cq|srq|qp) cmd|invalid srq attr size|invalid (?:hnsdv )?comp_mask 0x|failed to check the pad of cq|not a HNS RoCE device!)",
                     &[
+                        "hns/roce_lite/handle-error-cqe",
                         "rdma-core/hns/hns-cant-find-qp",
                         "rdma-core/hns/hns-failed-to-*",
                         "rdma-core/hns/hns-roce-*",
@@ -611,8 +614,8 @@ pub(super) static VERBS: Table = Table {
             ),
             // DeepEP's internode kernels print and trap() when a peer's data never arrives.
             pat(
-                r"DeepEP dispatch (?:NVL receiver|forwarder) timeout(?: \((?:prefix|RDMA meta)\))?, channel: -?\d+, RDMA: -?\d+, nvl: -?\d+",
-                &["deepep/internode/*"],
+                r"DeepEP dispatch (?:NVL receiver|forwarder) timeout(?: \((?:prefix|RDMA meta)\))?, channel: -?\d+, RDMA: -?\d+, nvl: -?\d+|DeepEP error: timeout \(\w+ CPU\)",
+                &["deepep/internode/*", "deepep/runtime/*"],
             )],
             unless: &[],
         },
@@ -672,7 +675,7 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // NVSHMEM's IBRC/IBGDA transports and proxy.
                 pat(
-                    r"non-zero status: -?\d+ (?P<op>ibv_poll_cq|progress_send|progress_recv|check_poll|ibv_post_send) failed|exiting\.\.\. error in progress_transport|aborting due to error in progress_quiet|\[-?\d+\] got completion with err:",
+                    r"non-zero status: -?\d+ (?P<op>ibv_poll_cq|progress_send|progress_recv|check_poll|ibv_post_send) failed|exiting\.\.\. error in progress_transport|aborting due to error in progress_quiet|\[-?\d+\] got completion with err:|(?:\b|\[[\d;]*m)got completion with err: syndrome=0x[0-9a-fA-F]+, vendor_err_synd=|: non-zero status: -?\d+: [^,\r\n]+, exiting",
                     &[
                         "nvshmem/ibrc-poll-cq-failed",
                         "nvshmem/progress-*",
@@ -681,6 +684,8 @@ pub(super) static VERBS: Table = Table {
                         "nvshmem/proxy-progress-transport-exit",
                         "nvshmem/proxy-abort-progress-quiet",
                         "nvshmem/ibgda-cqe-err-debug",
+                        "nvshmem/ibgda-cqe-err-syndrome",
+                        "nvshmem/nz-exit-strerror",
                     ],
                 ),
             ],
@@ -763,12 +768,12 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(
-                    r"\[Handshake\] Failed to modify QP to (?P<op>RTR|INIT|RTS|RESET)|\] (?:Failed to (?:create QP|ibv_post_send): |Reject(?:ed)? (?:the )?handshake request by peer |Failed to open device \S+ on port -?\d+ with GID)",
+                    r"\[Handshake\] Failed to modify QP to (?P<op>RTR|INIT|RTS|RESET)|\] (?:Failed to (?:create QP|ibv_post_send): |Reject(?:ed)? (?:the )?handshake request by peer |Failed to open device \S+ on port (?:-?\d+ )?with GID)",
                     &[
                         "mooncake/rdma_endpoint/handshake-modify-qp-*",
                         "mooncake/rdma_endpoint/failed-to-*",
                         "mooncake/rdma_endpoint/reject*",
-                        "mooncake/rdma_context/failed-to-open-device",
+                        "mooncake/rdma_context/failed-to-open-device*",
                     ],
                 ),
                 // Registration failures: a buffer no NIC can reach, so every transfer from
@@ -784,7 +789,10 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // NIXL (the KV-cache transfer library beside Mooncake in disaggregated
                 // serving): its backend (UCX, RDMA) failed a registration or transfer.
-                pat(r"\bnixlBackendError: NIXL_ERR_\w+", &["nixl/bindings/*"]),
+                pat(
+                    r"\bnixlBackendError: NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+",
+                    &["nixl/bindings/*", "nixl/agent/*"],
+                ),
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
         },
