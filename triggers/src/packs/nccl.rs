@@ -653,10 +653,18 @@ pub(super) static NCCL: Table = Table {
             pre_s: PRE,
             description: "NCCL saw a peer stop making progress in a collective (a hang, often a collective mismatch around the named rank)",
             example: "jupyter-vmarkovtsev:15892:15892 [0] init.cc:1259 NCCL WARN Your program may be hanging, this may be caused by a collective mismatch around rank 3. Please check your collective calls at and around this rank. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
-            patterns: &[pat(
-                r"Your program may be hanging, this may be caused by a collective mismatch around rank (?P<rank>\d+)",
-                &["nccl/init/program-may-be-hanging"],
-            )],
+            patterns: &[
+                pat(
+                    r"Your program may be hanging, this may be caused by a collective mismatch around rank (?P<rank>\d+)",
+                    &["nccl/init/program-may-be-hanging"],
+                ),
+                // The RAS report (`ncclras`, 2.24+): a communicator whose ranks are missing or
+                // disagree on how many collectives they launched.
+                pat(
+                    r"(?:^|[\s:>]|\[[\d;]*m)#\d+-\d+ \([0-9a-f]{16}\) (?:MISMATCH|INCOMPLETE)\s*$|\bCommunicator ranks have different (?:\w+ operation counts|status)\s*$",
+                    &["nccl/ras/*"],
+                ),
+            ],
             unless: &[],
         },
     ],

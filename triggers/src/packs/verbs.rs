@@ -347,7 +347,7 @@ pub(super) static VERBS: Table = Table {
                 // libibverbs skipped a device whose kernel driver speaks another ABI than the
                 // provider in this image: the device is unusable (NCCL falls back to sockets).
                 pat(
-                    r"libibverbs: Warning: Driver \S+ does not support the kernel ABI of \d+",
+                    r"libibverbs: Warning: Driver .+? does not support the kernel ABI of \d+",
                     &["rdma-core/libibverbs/libibverbs-warning-driver-does-not-support-the"],
                 ),
                 // gdrcopy's driver could not pin the GPU pages (nvidia_p2p_get_pages).
