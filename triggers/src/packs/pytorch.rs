@@ -317,7 +317,10 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/pgnccl/health-check-failure"],
                 ),
             ],
-            unless: &[],
+            unless: &[
+                // The store connection itself failed (not a timeout): `pytorch-tcp-error`'s.
+                r"store->get\('[^']*'\) got error: (?:Connection reset by peer|Broken pipe|Connection refused|[Ff]ailed to recv|Connection closed)",
+            ],
         },
         Builtin {
             name: "pytorch-gloo-timeout",
@@ -386,6 +389,11 @@ pub(super) static PYTORCH: Table = Table {
                 pat(
                     r"\[c10d\] (?:recvValue|recvVector|sendBytes) failed on SocketImpl\(.*?\): (?P<error>[A-Z][^\r\n]+)",
                     &["pytorch/c10d/recv-value-failed", "pytorch/c10d/recv-vector-failed", "pytorch/c10d/send-bytes-failed"],
+                ),
+                // The ncclUniqueId exchange through the store failed on the connection itself.
+                pat(
+                    r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d key-value store by key '[^']*', but store->get\('[^']*'\) got error: (?P<error>Connection reset by peer|Broken pipe|Connection refused|[Ff]ailed to recv|Connection closed)",
+                    &["pytorch/pgnccl/store-get-error-*"],
                 ),
                 // The heartbeat monitor lost the store (its server gone, the connection reset).
                 pat(
