@@ -204,13 +204,9 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"waiting for remainder of ranks for more than (\d{1,12}) seconds",
         Unit::Seconds,
     ),
-    // Serving engines' monitors: SGLang's watchdog, vLLM's broadcast wait.
+    // SGLang's scheduler watchdog.
     (
         r"Watchdog timeout \(self\.watchdog_timeout=(\d{1,12})\)",
-        Unit::Seconds,
-    ),
-    (
-        r"broadcast block found in (\d{1,12}) seconds",
         Unit::Seconds,
     ),
     // The kernel's hung-task detector: how long the task had been blocked.

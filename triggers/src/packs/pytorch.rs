@@ -233,13 +233,10 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/pgnccl/monitor-disabled-would-*"],
                 ),
                 pat(r"Could not acquire GIL within \d+ ms on exit", &["pytorch/pgnccl/gil-not-acquired"]),
-                // Serving engines' own monitors: SGLang's scheduler watchdog, vLLM's workers not
-                // taking the next broadcast (a rank hangs, or compiles for a long time).
+                // SGLang's scheduler watchdog: a batch ran past its timeout and the server is
+                // taken down. (vLLM's `No available shared memory broadcast block found in 60
+                // seconds` is left silent: it is also printed while workers compile.)
                 pat(r"\] Watchdog timeout \(self\.watchdog_timeout=(?P<stuck_s>\d+)\)", &["sglang/scheduler/watchdog-timeout"]),
-                pat(
-                    r"No available shared memory broadcast block found in (?P<stuck_s>\d+) seconds",
-                    &["vllm/shm_broadcast/no-block-found"],
-                ),
                 // JAX: the coordination service marked a task failed (missed heartbeats).
                 pat(r"has been set to ERROR in coordination service", &["jax/coordination/task-set-to-error"]),
                 // torchelastic: a worker group whose ranks did not all reach the exit barrier.
