@@ -30,6 +30,20 @@
 use super::{pat, Builtin, Table, PRE};
 
 /// PyTorch's ProcessGroupNCCL (watchdog, heartbeat monitor), c10d and Gloo.
+/// HCCL's own log line at ERROR (`[ERROR] HCCL(pid,process):date [file:line] …`) that says
+/// something timed out: `pytorch-nccl-timeout`'s, vetoed in `pytorch-nccl-error`.
+const HCCL_ERROR_TIMEOUT: &str =
+    r"\[ERROR\] ?HCCL\(\d+,[^)]*\):[^\r\n]*?(?i:timeout|times out|timed out)";
+
+/// The errors of a store connection that failed on the connection itself (not a timeout):
+/// the ncclUniqueId exchange's class follows them (`pytorch-tcp-error`, vetoed in
+/// `pytorch-store-timeout`).
+macro_rules! store_conn_error {
+    () => {
+        "(?:Connection reset by peer|Broken pipe|Connection refused|[Ff]ailed to recv|Connection closed)"
+    };
+}
+
 pub(super) static PYTORCH: Table = Table {
     name: "pytorch",
     summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX's coordination service and torch_npu's HCCL",
@@ -76,7 +90,7 @@ pub(super) static PYTORCH: Table = Table {
                 // HCCL's own log (`[ERROR] HCCL(pid,process):date [file:line] …`) at ERROR:
                 // a socket, link or topology exchange that timed out.
                 pat(
-                    r"\[ERROR\] ?HCCL\(\d+,[^)]*\):[^\r\n]*?(?i:timeout|times out|timed out)",
+                    HCCL_ERROR_TIMEOUT,
                     &["hccl/log/error-socket-establish-timeout", "hccl/log/error-topo-exchange-get-socket-timeout"],
                 ),
                 pat(r"To avoid data inconsistency, we are taking the entire process down", &["pytorch/pgnccl/teardown-*"]),
@@ -184,7 +198,7 @@ pub(super) static PYTORCH: Table = Table {
             ],
             unless: &[
                 // HCCL's ERROR lines that say something timed out are `pytorch-nccl-timeout`'s.
-                r"\[ERROR\] ?HCCL\(\d+,[^)]*\):[^\r\n]*?(?i:timeout|times out|timed out)",
+                HCCL_ERROR_TIMEOUT,
                 // The abort quoting its reason is `pytorch-nccl-comm-aborted`'s.
                 r"NCCL communicator was aborted",
                 // A quoted timeout: the line is `pytorch-nccl-timeout`'s.
@@ -316,7 +330,7 @@ pub(super) static PYTORCH: Table = Table {
             ],
             unless: &[
                 // The store connection itself failed (not a timeout): `pytorch-tcp-error`'s.
-                r"store->get\('[^']*'\) got error: (?:Connection reset by peer|Broken pipe|Connection refused|[Ff]ailed to recv|Connection closed)",
+                concat!(r"store->get\('[^']*'\) got error: ", store_conn_error!()),
             ],
         },
         Builtin {
@@ -389,7 +403,11 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 // The ncclUniqueId exchange through the store failed on the connection itself.
                 pat(
-                    r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d key-value store by key '[^']*', but store->get\('[^']*'\) got error: (?P<error>Connection reset by peer|Broken pipe|Connection refused|[Ff]ailed to recv|Connection closed)",
+                    concat!(
+                        r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d key-value store by key '[^']*', but store->get\('[^']*'\) got error: (?P<error>",
+                        store_conn_error!(),
+                        ")"
+                    ),
                     &["pytorch/pgnccl/store-get-error-*"],
                 ),
                 // The heartbeat monitor lost the store (its server gone, the connection reset).
