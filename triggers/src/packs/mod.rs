@@ -69,7 +69,9 @@
 //! - `ambiguous_warn_nonfatal` (FastSocket `Maximum retry reached`, UCX `IB
 //!   Async event … was flushed`): NCCL and UCX recover from them.
 //! - `ambiguous_retry_info` (`socketPollConnect: connect returned …, retrying
-//!   (1/34)`): a retry in progress; the WARN after the last retry fires.
+//!   (1/34)`; torchelastic's `has failed to send a keep-alive heartbeat to the
+//!   rendezvous`, sent again each interval): a retry in progress; the WARN after
+//!   the last retry (or `RendezvousTimeoutError`) fires.
 //! - `ambiguous_perftest_warning` (`Requested SQ size might be too big`): a hint
 //!   printed before `Couldn't create IB resources`, which fires.
 //! - `ambiguous_process_exit` (torchrun `ChildFailedError`, `exitcode: -6`,

@@ -158,7 +158,7 @@ pub(super) static MPI: Table = Table {
             name: "mpi-openib-unreachable",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Open MPI could not connect two processes over verbs: bml/r2 found no BTL to the peer, or the openib BTL's connection setup (udcm, rdmacm, QP creation and state changes, SA path query) failed",
+            description: "Open MPI could not connect two processes over verbs: bml/r2 found no BTL to the peer, or the openib BTL could not open or query a device, or its connection setup (udcm, rdmacm, QP creation and state changes, SA path query) failed",
             example: "At least one pair of MPI processes are unable to reach each other for",
             patterns: &[
                 // help-mca-bml-r2.txt [unreachable proc].
@@ -171,6 +171,18 @@ pub(super) static MPI: Table = Table {
                     &[
                         "ompi/orte/help-aggregate-unreachable-proc",
                         "ompi/orte/help-aggregate-rdma-cm-event-error",
+                    ],
+                ),
+                // init_one_device: a device that cannot be opened or queried.
+                pat(
+                    r"\] error (?:obtaining device (?:context|attributes) for|allocating protection domain for|creating channel for|getting port attributes for device|getting pkey for index -?\d+, device) \S+ .*?errno says",
+                    &[
+                        "ompi/openib/device-context-failed",
+                        "ompi/openib/device-attributes-failed",
+                        "ompi/openib/alloc-pd-failed",
+                        "ompi/openib/comp-channel-failed",
+                        "ompi/openib/query-port-failed",
+                        "ompi/openib/query-pkey-failed",
                     ],
                 ),
                 pat(

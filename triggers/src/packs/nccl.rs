@@ -430,6 +430,22 @@ pub(super) static NCCL: Table = Table {
                     r"NCCL WARN Cuda failure (?:-?\d+ )?'(?P<error>[^'\r\n]*)'",
                     &["nccl/checks/cuda-failure", "nccl/checks/cuda-failure-code"],
                 ),
+                // alloc.h: a device or pinned host allocation failed (out of GPU memory);
+                // PyTorch relays the text after `ncclUnhandledCudaError: `.
+                pat(
+                    r"Failed to CUDA (?P<op>calloc(?: async)?|malloc|host alloc) (?P<bytes>\d+) bytes",
+                    &[
+                        "nccl/alloc/cuda-calloc-failed",
+                        "nccl/alloc/cuda-calloc-async-failed",
+                        "nccl/alloc/cuda-malloc-failed",
+                        "nccl/alloc/cuda-host-alloc-failed",
+                    ],
+                ),
+                // RCCL's own ERROR level (rcclCudaErrorHandler).
+                pat(
+                    r"\[FATAL ERROR\]: (?:HIP failure: '(?P<error>[^'\r\n]*)'|Application is trying to use an invalidated stream to launch RCCL kernel)",
+                    &["rccl/debug/hip-failure", "rccl/debug/invalidated-stream"],
+                ),
                 pat(
                     r"failed to (?:peer with device \d+|open CUDA IPC handle|get CUDA IPC handle to device)",
                     &[
@@ -561,6 +577,14 @@ pub(super) static NCCL: Table = Table {
                         "nccl/net_ib/sizes-32bit",
                     ],
                 ),
+                // The topology XML (graph/xml.h, xml.cc, search.cc): a missing attribute, a
+                // file that does not parse, a channel naming a device or rank not there. The
+                // attribute line is also relayed without its header (vLLM's Ray utils).
+                pat(
+                    r"Attribute .+? of node .+? not found|Error : too many XML (?:sub)?nodes \(max|KV Convert to str : could not find value|XML (?:Import Channel : dev|Export Channel : rank) -?\d+ not found|XML Parse(?: error)? : (?:Unexpected EOF|Expected \(double\) quote|Unexpected value with name|unterminated|expecting '<'|unexpected trailing|expected >)",
+                    &["nccl/graph/xml-attribute-not-found", "nccl/graph/xml-too-many-*", "nccl/graph/xml-kv-convert-str", "nccl/graph/xml-import-channel-dev", "nccl/graph/xml-export-channel-rank", "nccl/graph/xml-parse-*"],
+                ),
+                pat(r"NCCL WARN Failed to malloc \d+ bytes", &["nccl/alloc/malloc-failed"]),
                 pat(
                     r"NET/IB ?: (?:unable to allocate requests|could not find mr \S+ inside cache|ncclIbI(?:send|recv)\(\) called when comm->)",
                     &[
