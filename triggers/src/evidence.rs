@@ -211,6 +211,11 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     ),
     // The kernel's hung-task detector: how long the task had been blocked.
     (r"\bblocked for more than (\d{1,12}) seconds", Unit::Seconds),
+    // Its soft-lockup detector: how long the CPU had not scheduled.
+    (
+        r"BUG: soft lockup - CPU#\d+ stuck for (\d{1,12})s!",
+        Unit::Seconds,
+    ),
     // Lustre o2iblnd: how long a transmit to the peer had been waiting.
     (r"Timed out tx for \S+: (\d{1,12}) seconds", Unit::Seconds),
     // Mooncake Store: a batch that did not complete in its timeout.

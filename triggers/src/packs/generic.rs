@@ -250,13 +250,21 @@ pub(super) static GENERIC: Table = Table {
             name: "kernel-task-hung",
             class: "other_hang",
             pre_s: PRE,
-            description: "the kernel's hung-task detector saw a task blocked (uninterruptible) for minutes: a driver, file system or device that stopped answering; back-dated by the seconds it names",
+            description: "the kernel's hung-task detector saw a task blocked (uninterruptible) for minutes, or its lockup detector a CPU stuck: a driver, file system or device that stopped answering; back-dated by the seconds it names",
             // LINBIT/drbd#58 (DRBD over RDMA, shutdown)
             example: "Jun 12 15:28:33 os-hv-am-4 kernel: [  489.615298] INFO: task drbdsetup:3646 blocked for more than 120 seconds.",
-            patterns: &[pat(
-                r"\bINFO: task .+?:\d+ blocked for more than (?P<stuck_s>\d+) seconds",
-                &["generic/kernel/hung-task"],
-            )],
+            patterns: &[
+                pat(
+                    r"\bINFO: task .+?:\d+ blocked for more than (?P<stuck_s>\d+) seconds",
+                    &["generic/kernel/hung-task"],
+                ),
+                // The lockup detectors: a CPU that did not schedule for the soft-lockup
+                // threshold (back-dated by its seconds), or did not take timer interrupts.
+                pat(
+                    r"BUG: soft lockup - CPU#\d+ stuck for (?P<stuck_s>\d+)s!|Watchdog detected hard LOCKUP on cpu -?\d+",
+                    &["generic/kernel/soft-lockup", "generic/kernel/hard-lockup"],
+                ),
+            ],
             unless: NOT_A_FAILURE,
         },
     ],

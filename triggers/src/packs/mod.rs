@@ -67,7 +67,9 @@
 //!   COMPLETE`, `ProcessGroupNCCL destroyed communicator`): normal shutdown
 //!   prints them too.
 //! - `ambiguous_warn_nonfatal` (FastSocket `Maximum retry reached`, UCX `IB
-//!   Async event … was flushed`): NCCL and UCX recover from them.
+//!   Async event … was flushed`): NCCL and UCX recover from them. libibverbs'
+//!   `no userspace device-specific driver found for …` names one device of a
+//!   node that may have others (a look-alike row in the format table).
 //! - `ambiguous_retry_info` (`socketPollConnect: connect returned …, retrying
 //!   (1/34)`; torchelastic's `has failed to send a keep-alive heartbeat to the
 //!   rendezvous`, sent again each interval): a retry in progress; the WARN after

@@ -486,7 +486,7 @@ pub(super) static NCCL: Table = Table {
                 // Shared memory for the intra-node transports could not be set up (shmutils.cc,
                 // shm.h before 2.12): `/dev/shm` full or too small in a container.
                 pat(
-                    r"Error: (?:failed to extend \S+ to \d+ bytes|Could not map \S+ size \d+|failed to create shared memory file \S+)|Error while creating shared memory segment \S+ \(size \d+\)|Failed to find reverse path from remNode",
+                    r"Error: (?:failed to extend \S+ to \d+ bytes|Could not map \S+ size \d+|failed to create shared memory file \S+)|Error while (?:creating|attaching to) shared memory segment \S+ \(size \d+\)|Failed to find reverse path from remNode",
                     &["nccl/shm/*", "nccl/paths/failed-to-find-reverse-path"],
                 ),
                 pat(
@@ -531,26 +531,29 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(
-                    r"P2P is disabled between NVLINK connected GPUs|Set CPU affinity : unable to find GPU/CPU|No path computed to go from|XML Topology has wrong version|TOPO/NET : Could not force merge NICs|localHostHash = \S+ not found in the list|Rank \d+ requires NIC -?\d+ but that NIC is not available",
+                    r"P2P is disabled between NVLINK connected GPUs|Set CPU affinity : unable to find GPU/CPU|No path computed to go from|XML Topology has wrong version|TOPO/NET : (?:Could not force merge NICs|Only matched -?\d+ devices, -?\d+ requested|Tried to merge too many NICs)|localHostHash = \S+ not found in the list|Rank \d+ requires NIC -?\d+ but that NIC is not available",
                     &[
                         "nccl/graph/nvlink-p2p-disabled",
                         "nccl/graph/set-cpu-affinity",
                         "nccl/graph/no-path-computed",
                         "nccl/graph/xml-topology-version",
                         "nccl/graph/topo-net-force-merge",
+                        "nccl/graph/topo-net-only-matched",
+                        "nccl/graph/topo-net-too-many-nics",
                         "nccl/graph/local-host-hash",
                         "nccl/graph/rank-requires-nic",
                     ],
                 ),
                 // Generic on their own: only as the text of a WARN.
                 pat(
-                    r"NCCL WARN (?:Could not (?:find (?:any local path from gpu|NIC for rank|intermediate GPU|node of type|NET with id|local GPU with rank|gpu rank)|open XML (?:topology|graph) file)|Error : (?:could not find CPU close to GPU|ring -?\d+ does not (?:contain rank|loop back to start)))",
+                    r"NCCL WARN (?:Could not (?:find (?:any local path from gpu|NIC for rank|intermediate GPU|node of type|NET with id|net id|local GPU with rank|gpu rank)|open XML (?:topology|graph) file)|Error : (?:could not find CPU close to GPU|ring -?\d+ does not (?:contain rank|loop back to start)))",
                     &[
                         "nccl/graph/no-local-path-to-net",
                         "nccl/graph/no-nic-nvls",
                         "nccl/graph/no-intermediate-gpu*",
                         "nccl/graph/no-node",
                         "nccl/graph/no-net-id",
+                        "nccl/graph/no-net-id-v26",
                         "nccl/graph/no-local-gpu",
                         "nccl/graph/no-gpu-rank",
                         "nccl/graph/xml-topology-open",
@@ -581,10 +584,53 @@ pub(super) static NCCL: Table = Table {
                 // file that does not parse, a channel naming a device or rank not there. The
                 // attribute line is also relayed without its header (vLLM's Ray utils).
                 pat(
-                    r"Attribute .+? of node .+? not found|Error : too many XML (?:sub)?nodes \(max|KV Convert to str : could not find value|XML (?:Import Channel : dev|Export Channel : rank) -?\d+ not found|XML Parse(?: error)? : (?:Unexpected EOF|Expected \(double\) quote|Unexpected value with name|unterminated|expecting '<'|unexpected trailing|expected >)",
-                    &["nccl/graph/xml-attribute-not-found", "nccl/graph/xml-too-many-*", "nccl/graph/xml-kv-convert-str", "nccl/graph/xml-import-channel-dev", "nccl/graph/xml-export-channel-rank", "nccl/graph/xml-parse-*"],
+                    r"Attribute .+? of node .+? not found|Error : (?:too many XML (?:sub)?nodes \(max|XML parser is limited to -?\d+ (?:sub)?nodes)|XML Mismatch : |XML Graph has wrong version|KV Convert to str : could not find value|XML (?:Import Channel : dev|Export Channel : rank) -?\d+ not found|XML Parse(?: error)? : (?:Unexpected EOF|Expected \(double\) quote|Unexpected value with name|unterminated|expecting '<'|unexpected trailing|expected >)",
+                    &[
+                        "nccl/graph/xml-attribute-not-found",
+                        "nccl/graph/xml-too-many-*",
+                        "nccl/graph/xml-parser-limit-*",
+                        "nccl/graph/xml-mismatch",
+                        "nccl/graph/xml-graph-version",
+                        "nccl/graph/xml-kv-convert-str",
+                        "nccl/graph/xml-import-channel-dev",
+                        "nccl/graph/xml-export-channel-rank",
+                        "nccl/graph/xml-parse-*",
+                    ],
                 ),
                 pat(r"NCCL WARN Failed to malloc \d+ bytes", &["nccl/alloc/malloc-failed"]),
+                // argcheck.cc: a collective called with arguments NCCL refuses (ncclInvalidArgument).
+                pat(
+                    r"NCCL WARN .+? : (?:.+? (?:is not a valid pointer|allocated on device -?\d+ mismatchs with NCCL device|argument is NULL)|invalid (?:reduction operation|type) -?\d+|invalid root -?\d+ \(root should be in the)",
+                    &["nccl/argcheck/*"],
+                ),
+                // Setup refused or impossible: ranks, devices, versions, fabrics, group calls.
+                pat(
+                    r"Invalid (?:rank|device count) requested : |improper usage of ncclCommInitRank|NCCL version mismatch with remote peer|NCCL library is (?:too old|not backwards compatible)\. This application was compiled|MNNVL \(cliqueSize -?\d+\) is available but not working|Multiple Ranks are using the same GPU|No transport found for rank|Failed to bind NVLink SHARP \(NVLS\) Multicast memory|ncclGroupEnd: not in a group call|Trying to (?:send|recv) to self without a matching|Internal error : tree already has|P2p schedule creation has bugs|Detected mixed local Net device counts across ranks \(min -?\d+, max -?\d+\)\. Set|cudaArch -?\d+ dynamic smem -?\d+ exceeds device/fn maxSharedMem|fails to share parent comms \(nRanks",
+                    &[
+                        "nccl/init/invalid-rank-requested",
+                        "nccl/init/invalid-device-count",
+                        "nccl/init/improper-init-rank-scalable",
+                        "nccl/ras-conn/version-mismatch",
+                        "nccl/dev_runtime/*",
+                        "nccl/mnnvl/*",
+                        "nccl/init/multiple-ranks-same-gpu",
+                        "nccl/transport/no-transport-for-rank",
+                        "nccl/nvls/bind-multicast-failed",
+                        "nccl/group/not-in-group-call",
+                        "nccl/enqueue/send-to-self-unmatched",
+                        "nccl/enqueue/recv-to-self-unmatched",
+                        "nccl/graph/tree-too-many-children",
+                        "nccl/init/p2p-schedule-bugs",
+                        "nccl/init/mixed-net-device-counts",
+                        "nccl/enqueue/smem-exceeds",
+                        "nccl/coll_net/child-sharp-share",
+                    ],
+                ),
+                // The NVML and GDRCopy wrappers: a call into the driver's library failed.
+                pat(
+                    r"NCCL WARN (?:nvml\w+\(.*?\)|gdr_\w+\(.*?\)) failed: ",
+                    &["nccl/nvmlwrap/*", "nccl/gdrwrap/*"],
+                ),
                 pat(
                     r"NET/IB ?: (?:unable to allocate requests|could not find mr \S+ inside cache|ncclIbI(?:send|recv)\(\) called when comm->)",
                     &[
@@ -642,7 +688,7 @@ pub(super) static NCCL: Table = Table {
             name: "nccl-tests-failure",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "nccl-tests/rccl-tests stopped on a failed NCCL or CUDA/HIP call (the failing call, then one relay line per caller), or found wrong values in a result buffer",
+            description: "nccl-tests/rccl-tests (or RCCL's unit tests) stopped on a failed NCCL or CUDA/HIP call (the failing call, then one relay line per caller), or found wrong values in a result buffer",
             example: "Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '",
             patterns: &[
                 // `{host}: Test NCCL failure common.cu:958 '<result> / <last error>'`, the CUDA/HIP
@@ -662,6 +708,11 @@ pub(super) static NCCL: Table = Table {
                 pat(
                     r"(?:\.\. \S+| pid -?\d+): Test failure \S+:-?\d+",
                     &["nccl-tests/test-failure-relay-*", "rccl-tests/test-failure-relay-pid"],
+                ),
+                // RCCL's unit tests (`rccl-UnitTests`): a child process's NCCL call failed.
+                pat(
+                    r"Child process \d+ fails NCCL call .+? with code -?\d+",
+                    &["rccl/test/child-nccl-call-failed"],
                 ),
                 // Data validation (`-c 1`): `# Out of bounds values : 3 FAILED`; `: 0 OK` passes.
                 pat(

@@ -125,6 +125,11 @@ pub(super) static PERFTEST: Table = Table {
                         "perftest/unable-to-run-iter-fs-rate",
                     ],
                 ),
+                // glibc aborting a perftest binary (heap corruption; 2.11-2.25's form).
+                pat(
+                    r"\*\*\* Error in `[^'`]*\b(?:ib_(?:write|read|send|atomic)_(?:bw|lat)|raw_ethernet_\w+)': ",
+                    &["perftest/glibc-error-in"],
+                ),
                 // Posting work requests.
                 pat(
                     r"Couldn't post (?:send(?: |:|$)|recv[ :])",

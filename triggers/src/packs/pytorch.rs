@@ -446,7 +446,8 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/elastic/rendezvous-timeout-error"],
                 ),
             ],
-            unless: &[],
+            // A mesh connect that timed out is the Gloo timeout's (pytorch-gloo-timeout).
+            unless: &[r"Gloo connectFullMesh failed with \[.*?\] (?:Read|Write|Send|Connect) timeout \S"],
         },
     ],
 };
