@@ -213,7 +213,7 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     (r"\bblocked for more than (\d{1,12}) seconds", Unit::Seconds),
     // Its soft-lockup detector: how long the CPU had not scheduled.
     (
-        r"BUG: soft lockup - CPU#\d+ stuck for (\d{1,12})s!",
+        r"BUG: soft lockup - CPU#-?\d+ stuck for (\d{1,12})s!",
         Unit::Seconds,
     ),
     // Lustre o2iblnd: how long a transmit to the peer had been waiting.

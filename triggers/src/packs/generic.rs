@@ -261,7 +261,7 @@ pub(super) static GENERIC: Table = Table {
                 // The lockup detectors: a CPU that did not schedule for the soft-lockup
                 // threshold (back-dated by its seconds), or did not take timer interrupts.
                 pat(
-                    r"BUG: soft lockup - CPU#\d+ stuck for (?P<stuck_s>\d+)s!|Watchdog detected hard LOCKUP on cpu -?\d+",
+                    r"BUG: soft lockup - CPU#-?\d+ stuck for (?P<stuck_s>\d+)s!|Watchdog detected hard LOCKUP on cpu -?\d+",
                     &["generic/kernel/soft-lockup", "generic/kernel/hard-lockup"],
                 ),
             ],

@@ -230,6 +230,38 @@ pub(super) static UCX: Table = Table {
                     &["ucx/ib_md/gpudirect-rdma-*"],
                 ),
                 pat(r"no usable transports/devices \(asked ", &["ucx/ucp_context/no-usable-transports"]),
+                // The IB transports' other resource setup: DCT/DCI, SRD (EFA) and tag-matching
+                // control QPs, SRQs, parent domains, DEVX event channels, rdmacm listeners.
+                pat(
+                    concat!(
+                        r"(?:UCX +ERROR +|\w\.[ch]:\d+ +)(?:(?:error modifying DCT|[Ff]ailed to modify (?:TM control|SRD) QP) to (?:INIT|RTR|RTS): ",
+                        r"|failed to create (?:TM control QP: |a dummy ud qp\. )",
+                        r"|ibv_(?:alloc_parent_domain\(\) on \S+|create_srq_ex\(device=\S+\)|query_ece\(device=\S+ qpn=0x[0-9a-fA-F]+\)) failed: ",
+                        r"|mlx5dv_devx_(?:create_event_channel\(\)|subscribe_devx_event\(.*?\)) failed",
+                        r"|rdma_listen\(id:=.*?\) failed: ",
+                        r"|iface (?:0x[0-9a-fA-F]+|\(nil\)): failed to (?:connect|create) dci -?\d+ at pool -?\d+",
+                        r"|Can't allocate TX resources, try to decrease dcis number",
+                        r"|cannot create verbs (?:DCI|DCT|RC QP) with DEVX CQ",
+                        r"|failed to get port MTU: |failed to post receives)",
+                    ),
+                    &[
+                        "ucx/dc_mlx5/error-modifying-dct-to-*",
+                        "ucx/rc_mlx5_common/failed-to-*",
+                        "ucx/rdmacm_cm_ep/failed-to-create-a-dummy-ud-qp",
+                        "ucx/srd_iface/failed-to-modify-srd-qp-to-*",
+                        "ucx/ib_mlx5/ibv-alloc-parent-domain-on-failed",
+                        "ucx/rc_mlx5_common/ibv-create-srq-ex-device-failed",
+                        "ucx/rc_iface/ibv-query-ece-device-qpn-0x-failed",
+                        "ucx/rc_mlx5_devx/mlx5dv-devx-*",
+                        "ucx/rdmacm_listener/rdma-listen-id-addr-backlog-failed",
+                        "ucx/dc_mlx5_ep/iface-failed-to-*",
+                        "ucx/dc_mlx5/can-t-allocate-tx-resources-try-to-decrease-dcis-n",
+                        "ucx/dc_mlx5/cannot-create-verbs-*",
+                        "ucx/rc_mlx5_iface/cannot-create-verbs-rc-qp-with-devx-cq",
+                        "ucx/rc_mlx5_iface/failed-to-get-port-mtu",
+                        "ucx/rc_verbs_iface/failed-to-post-receives",
+                    ],
+                ),
                 // DEVX object create/modify/query with the firmware syndrome (v1.8–v1.13 `%x`,
                 // v1.14+ `0x%x` and `failed on <dev>`). Probes (DUMMY_QP, KSM mkey) are vetoed.
                 pat(
