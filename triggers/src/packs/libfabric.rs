@@ -30,6 +30,8 @@ pub(super) static LIBFABRIC: Table = Table {
             // ofiwg/libfabric#5738
             example: "libfabric:18218:ofi_rxm:cq:rxm_cq_read_write_error():1236<warn> fi_cq_readerr: err: Input/output error (5), prov_err: remote access error (10)",
             patterns: &[
+                // fi_pingpong (util/pingpong.c): a failed completion.
+                pat(r"\[error\] \S*util/pingpong\.c:\d+ *: cq_readerr: ", &["libfabric/pingpong/cq-readerr"]),
                 pat(
                     RETRY,
                     &[
@@ -146,6 +148,15 @@ pub(super) static LIBFABRIC: Table = Table {
                     &["libfabric/efa/peer-becomes-unresponsive", "libfabric/efa/handshake-post-failed-*"],
                 ),
                 pat(r"ibv_create_ah failed(?:! errno: | with EINVAL\.)", &["libfabric/efa/create-ah-failed-*"]),
+                // fi_pingpong (util/pingpong.c): its control connection or its EQ.
+                pat(
+                    r"\[error\] \S*util/pingpong\.c:\d+ *: (?:failed to connect: |ctrl/read: no data or remote connection closed|eq_readerr: )",
+                    &[
+                        "libfabric/pingpong/failed-to-connect",
+                        "libfabric/pingpong/ctrl-read-closed",
+                        "libfabric/pingpong/eq-readerr",
+                    ],
+                ),
             ],
             unless: &[EQ_CONNREFUSED],
         },

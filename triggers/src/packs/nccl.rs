@@ -353,7 +353,8 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
             ],
-            unless: &[],
+            // RAS's client listener (2.24+) gives up when its port is taken; the job runs on.
+            unless: &[r"ras/client_support\.cc:\d+ NCCL WARN Call to (?:bind|listen|socket|setsockopt) failed"],
         },
         Builtin {
             name: "nccl-proxy-error",
@@ -366,6 +367,8 @@ pub(super) static NCCL: Table = Table {
                     r"Failed to execute operation (?P<op>.+?) from rank (?P<rank>\d+), retcode (?P<retcode>\d+)",
                     &["nccl/proxy/service-failed-to-execute"],
                 ),
+                // NCCL 2.3: the proxy thread's error relay (`transport.cu:153 -> 2 [Proxy thread error]`).
+                pat(r"-> ?-?\d+ \[Proxy thread error\]", &["nccl/transport/proxy-thread-error"]),
                 pat(
                     r"\[(?:Proxy [Ss]ervice(?: UDS)?|Service thread|Rem Allocator)\] (?:Poll failed|proxyDestroy failed|Get listenSock fd fails|Too many connections|Error encountered progressing operation|Could not receive type from localRank|Unknown command|Get peers\[-?\d+\]\.sock fd fails|Initialize peers\[-?\d+\]\.sock fails|Allocation failed|(?:cuda|hip)IpcGetMemHandle failed)",
                     &[

@@ -29,7 +29,7 @@ macro_rules! spdk_err {
 /// (`lib/nvmf/rdma.c`, `lib/rdma*`), and the Linux `nvme-rdma` host and `nvmet-rdma` target.
 pub(super) static NVMEOF: Table = Table {
     name: "nvmeof",
-    summary: "NVMe over Fabrics on RDMA (SPDK and Linux nvme-rdma/nvmet-rdma): completion errors, CM and connect failures, controller timeouts and keep-alive expiry, queue setup failures; Lustre's LNet over InfiniBand/RoCE (o2iblnd) timing out transmits and RPCs failing on the network",
+    summary: "NVMe over Fabrics on RDMA (SPDK and Linux nvme-rdma/nvmet-rdma): completion errors, CM and connect failures, controller timeouts and keep-alive expiry, queue setup failures; Lustre's LNet over InfiniBand/RoCE (o2iblnd) timing out transmits and RPCs failing on the network; GPUDirect Storage (nvidia-fs failed I/O and GPU page pinning, cufile.log errors)",
     fallback: false,
     rows: &[
         Builtin {
@@ -454,6 +454,29 @@ pub(super) static NVMEOF: Table = Table {
                         "spdk/nvmf_rdma/t-trequest-*",
                     ],
                 ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "gds-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "GPUDirect Storage: the nvidia-fs kernel module failed an I/O or could not pin or DMA-map GPU pages (nvidia_p2p_get_pages, shadow buffers, RDMA page info), or libcufile logged an ERROR",
+            // NVIDIA/gds-nvidia-fs issue reports
+            example: "nvidia-fs:nvfs_pin_gpu_pages:1292 Error ret -22 invoking nvidia_p2p_get_pages",
+            patterns: &[
+                pat(
+                    concat!(
+                        r"\bnvidia-fs:(?:(?:read|write) IO failed :-?\d+",
+                        r"|\w+:\d+ (?:IO failed with -?\d+|Error ret -?\d+ invoking nvidia_p2p_get_pages|Unable to pin shadow buffer pages",
+                        r"|nvfs dma mapping error for sg entry|nvfs_get_dma failed|failed to start nvfs batch io entry",
+                        r"|shadow buffer pages allocation failed|unable to pin end_fence page)",
+                        r"|\w+: rdma version not set for page)",
+                    ),
+                    &["gds/nvidia-fs/*"],
+                ),
+                // cufile.log: ` DD-MM-YYYY HH:MM:SS:ms [pid=N tid=N] ERROR  <module>:<line> …`.
+                pat(r"\[pid=\d+ tid=\d+\] ERROR  \S+:\d+ ", &["gds/cufile/*"]),
             ],
             unless: &[],
         },

@@ -247,6 +247,16 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/pgnccl/monitor-disabled-would-*"],
                 ),
                 pat(r"Could not acquire GIL within \d+ ms on exit", &["pytorch/pgnccl/gil-not-acquired"]),
+                // A participant's liveness lost: torchelastic's etcd rendezvous saw a keep-alive
+                // lease expire; Ray's GCS (or, before 1.0, its monitor) declared a node dead.
+                pat(
+                    r"Keep-alive key \S+ is not renewed\.|has been marked dead because the (?:detector|monitor) has missed too many heartbeats",
+                    &[
+                        "pytorch/elastic/etcd-keep-alive-not-renewed",
+                        "ray/gcs/node-marked-dead",
+                        "ray/monitor/node-marked-dead-v0",
+                    ],
+                ),
                 // SGLang's scheduler watchdog: a batch ran past its timeout and the server is
                 // taken down. (vLLM's `No available shared memory broadcast block found in 60
                 // seconds` is left silent: it is also printed while workers compile.)
