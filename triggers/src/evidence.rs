@@ -163,6 +163,10 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"failed to pass monitoredBarrier in (\d{1,15}) ms",
         Unit::Millis,
     ),
+    (
+        r"timed out in monitoredBarrier after (\d{1,15}) ms",
+        Unit::Millis,
+    ),
     // The c10d store while the job is set up: how long the rank waited for its peers.
     (r"wait timeout after (\d{1,15})ms", Unit::Millis),
     (

@@ -131,6 +131,9 @@ pub(super) static PYTORCH: Table = Table {
             description: "An NCCL error raised into PyTorch (NCCL error in:, ncclSystemError/ncclRemoteError, async error found by the watchdog, watchdog thread died, process terminated)",
             example: "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
             patterns: &[
+                // Another rank signalled its failure through the store (2.7+); a pool
+                // allocation through NCCL failed.
+                pat(r"\] remote error detected from rank: \d+|(?:\b|\[[\d;]*m)ncclMemAlloc failed", &["pytorch/pgnccl/remote-error-detected", "pytorch/pgnccl/nccl-mem-alloc-failed"]),
                 // torch_npu's HCCL (Ascend): a link of the communicator could not be set up.
                 pat(r"\]Transport init error! createLink", &["hccl/transport/transport-init-error"]),
                 pat(r"\bEI0009\b.*?Transport init error", &["hccl/transport/ei0009-transport-init-error"]),
@@ -302,7 +305,7 @@ pub(super) static PYTORCH: Table = Table {
             example: "torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
             patterns: &[
                 pat(
-                    r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d key-value store",
+                    r"\[(?P<rank>\d+)\] is setting up NCCL communicators? and retr(?:ie|ei)ving ncclUniqueIds? from (?:\[\d+\] via c10d key-value store|roots via TCPStore)",
                     &["pytorch/pgnccl/unique-id-store-*"],
                 ),
                 pat(r"(?:\b|\[[\d;]*m)Socket Timeout\s*$", &["pytorch/c10d/socket-timeout"]),
@@ -341,6 +344,7 @@ pub(super) static PYTORCH: Table = Table {
             unless: &[
                 // The store connection itself failed (not a timeout): `pytorch-tcp-error`'s.
                 concat!(r"store->get\('[^']*'\) got error: ", store_conn_error!()),
+                concat!(r"roots via TCPStore by key '[^']*', but got error: ", store_conn_error!()),
             ],
         },
         Builtin {
@@ -357,6 +361,10 @@ pub(super) static PYTORCH: Table = Table {
                 pat(
                     r"failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms",
                     &["pytorch/pggloo/monitored-barrier-rank-failed", "pytorch/pggloo/monitored-barrier-ranks-failed"],
+                ),
+                pat(
+                    r"(?:\b|\[[\d;]*m)Rank \d+ timed out in monitoredBarrier after (?P<timeout_ms>\d+) ms",
+                    &["pytorch/pggloo/monitored-barrier-timed-out*"],
                 ),
                 pat(
                     r"\] (?:(?:Read|Write|Send|Connect) timeout \S|Timeout waiting for memory region from |timed out connecting: |Wait timeout for key\(s\): )|Application timeout caused pair closure",
@@ -418,12 +426,31 @@ pub(super) static PYTORCH: Table = Table {
                         store_conn_error!(),
                         ")"
                     ),
-                    &["pytorch/pgnccl/store-get-error-*"],
+                    &["pytorch/pgnccl/store-get-error-connection-reset", "pytorch/pgnccl/store-get-error-broken-pipe"],
+                ),
+                // The same exchange in scalable init (NCCL_HAS_INIT_RANK_SCALABLE, from roots).
+                pat(
+                    concat!(
+                        r"\[(?P<rank>\d+)\] is setting up NCCL communicators and retrieving ncclUniqueId from roots via TCPStore by key '[^']*', but got error: (?P<error>",
+                        store_conn_error!(),
+                        ")"
+                    ),
+                    &["pytorch/pgnccl/store-get-error-roots-connection-reset"],
                 ),
                 // The heartbeat monitor lost the store (its server gone, the connection reset).
                 pat(
                     r#"Failed to check the "should dump" flag on TCPStore"#,
                     &["pytorch/pgnccl/should-dump-flag-failed"],
+                ),
+                // Its successor (2.7+): the signals ranks pass through the store.
+                pat(
+                    r"Failed to (?:get timeout rank ID from TCPStore\.|check the signal \S+ on TCPStore, |get source rank of the signal \S+ from TCPStore\.|broadcast signal \S+ through TCPStore\. Error: )",
+                    &[
+                        "pytorch/pgnccl/timeout-rank-store-failed",
+                        "pytorch/pgnccl/check-signal-failed",
+                        "pytorch/pgnccl/signal-src-rank-failed",
+                        "pytorch/pgnccl/broadcast-signal-failed",
+                    ],
                 ),
                 // PyTorch RPC (TensorPipe): a request to a peer worker failed on its pipe.
                 pat(
