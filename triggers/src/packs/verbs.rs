@@ -109,6 +109,11 @@ pub(super) static VERBS: Table = Table {
                     r"mlx5: [\w.-]+: got completion with error:",
                     &["rdma-core/mlx5/mlx5-got-completion-with-error"],
                 ),
+                // ionic (AMD Pensando, rdma-core 61+): its poll loop's error CQEs.
+                pat(
+                    r"\bcqe with error .+? for 0x[0-9a-fA-F]+ \((?:recv|msn|npg)\), qpid (?P<qp>\d+) cqid \d+",
+                    &["rdma-core/ionic/cqe-error-*"],
+                ),
                 pat(
                     r"Error: POLL CQ with (?P<error>\w+)\. QP icid=0x(?P<qp>[0-9a-fA-F]+)",
                     &[
@@ -328,6 +333,22 @@ pub(super) static VERBS: Table = Table {
             description: "A verbs provider or application could not set up or use its resources: device open/ABI mismatch, PD/MR/CQ/QP/SRQ creation or modify, doorbell mapping, or a work request rejected at post time",
             example: "IB device 'rxe0' wasn't found",
             patterns: &[
+                // libibverbs' pingpong examples (rc, uc, ud, srq, xsrq): setup that failed.
+                pat(
+                    r"Couldn't (?:post receives|allocate (?:base PD|parent domain)|get SRQ num(?:$|[^b])|query device for its features|find QPN [0-9a-fA-F]+|Open the XRC Domain -?\d+)|Failed to (?:get port info|post receive to SRQ)|can't read sgid of index -?\d+|Unable to find qp [0-9a-fA-F]+",
+                    &[
+                        "rdma-core/ibv_examples/couldnt-post-receives",
+                        "rdma-core/ibv_examples/couldnt-allocate-*",
+                        "rdma-core/ibv_examples/couldnt-get-srq-num",
+                        "rdma-core/ibv_examples/couldnt-query-device-features",
+                        "rdma-core/ibv_examples/couldnt-find-qpn",
+                        "rdma-core/ibv_examples/couldnt-open-xrc-domain",
+                        "rdma-core/ibv_examples/failed-to-get-port-info",
+                        "rdma-core/ibv_examples/failed-to-post-receive-srq",
+                        "rdma-core/ibv_examples/cant-read-sgid",
+                        "rdma-core/ibv_examples/unable-to-find-qp",
+                    ],
+                ),
                 pat(
                     r"libibverbs: Fatal: |mlx4: Fatal: ABI version|Fatal: libqedr ABI version|pvrdma: (?:ABI version -?\d+ of .*? is not supported|couldn't allocate device for|invalid post send opcode)|bnxt_re : (?:Failed to allocate (?:context|device) for|FATAL: Max supported ABI)|rxe: (?:Failed to query sgid|Fatal: couldn't allocate device for)|libi40iw-(?:\w+: )?(?:failed to|Failed to|incompatible kernel driver version|query device failed|invalid (?:SQ|RQ) attributes|post work request failed)",
                     &[
