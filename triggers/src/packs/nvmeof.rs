@@ -44,6 +44,8 @@ pub(super) static NVMEOF: Table = Table {
                     r"\bTimed out tx for (?P<peer>\S+@o2ib\d*): (?P<stuck_s>\d+) seconds|\bTimed out RDMA (?:with|on queue ibp\S*) \S+@o2ib\d*",
                     &["lustre/o2iblnd/*"],
                 ),
+                // LNet could not bring its o2ib network up (ko2iblnd did not load).
+                pat(r"Can't load LND o2ib, module ko2iblnd, rc=-?\d+", &["lustre/lnet/cant-load-lnd"]),
                 pat(
                     r"@@@ Request sent has failed due to network error|\boperation \w+ to node (?P<peer>\S+@o2ib\d*) failed: rc = (?P<retcode>-?\d+)",
                     &["lustre/ptlrpc/*"],
@@ -92,7 +94,7 @@ pub(super) static NVMEOF: Table = Table {
             example: "nvme_rdma_log_wc_status: WC error, qid 0, qp state 2, request 0xXXXXXXXXXXXX type 1, status: (4): local protection error",
             patterns: &[
                 pat(
-                    r"WC error, (?:qid \d+, )?qp state -?\d+, request 0x[0-9a-fA-FX]+ type -?\d+, status: \((?P<status>\d+)\): (?P<error>\w[\w ]*)",
+                    r"WC error, (?:qid \d+, )?qp state -?\d+, (?:request 0x[0-9a-fA-FX]+ )?type -?\d+, status: \((?P<status>\d+)\): (?P<error>\w[\w ]*)",
                     &["spdk/nvme_rdma/wc-error-*"],
                 ),
                 pat(

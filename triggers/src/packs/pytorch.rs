@@ -108,6 +108,8 @@ pub(super) static PYTORCH: Table = Table {
                 pat(r"NCCL timeout in: \S", &["pytorch/ncclutils/nccl-timeout-in"]),
                 // torch_npu's HCCL (Ascend): a collective's wait for its peer's notify timed out.
                 pat(r"(?:\b|\[[\d;]*m)EI0002\b.*?Notify register times out", &["hccl/notify/ei0002-notify-wait-times-out"]),
+                // A device task of HCCL's ran past its timeout (EI9999's task exception).
+                pat(r"\bhccl \w+ task timeout occurred during task execution", &["hccl/task/ei9999-task-timeout"]),
                 pat(r"Rank (?P<rank>\d+)\] Wrote aborted communicator id to store", &["pytorch/pgnccl/wrote-aborted-comm-id"]),
             ],
             unless: &[r"NCCL communicator was aborted"],
@@ -134,6 +136,19 @@ pub(super) static PYTORCH: Table = Table {
                 // Another rank signalled its failure through the store (2.7+); a pool
                 // allocation through NCCL failed.
                 pat(r"\] remote error detected from rank: \d+|(?:\b|\[[\d;]*m)ncclMemAlloc failed", &["pytorch/pgnccl/remote-error-detected", "pytorch/pgnccl/nccl-mem-alloc-failed"]),
+                // torch_npu and CANN: an HCCL call failed (HCCL_CHECK_ERROR, ERR02200), HCCP
+                // could not start (EJ0001), a communicator could not be created; Intel Gaudi's
+                // hccl_demo.
+                pat(
+                    r"\[ERROR\] HCCL error in: \S+:\d+|\bERR02200 DIST call hccl api failed|(?:\b|\[[\d;]*m)EJ0001\b.*?Failed to initialize the HCCP process|HcclCommInitRootInfo fail(?:ed)?,? error:? ?-?\d+|HCCL demo error: ",
+                    &[
+                        "hccl/torch_npu/hccl-error-in",
+                        "hccl/torch_npu/err02200-dist-call-failed",
+                        "hccl/hccp/ej0001-hccp-init-failed",
+                        "hccl/init/comm-init-root-info-fail",
+                        "habana/hccl_demo/demo-error",
+                    ],
+                ),
                 // torch_npu's HCCL (Ascend): a link of the communicator could not be set up.
                 pat(r"\]Transport init error! createLink", &["hccl/transport/transport-init-error"]),
                 pat(r"\bEI0009\b.*?Transport init error", &["hccl/transport/ei0009-transport-init-error"]),

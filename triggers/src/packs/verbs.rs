@@ -811,8 +811,8 @@ pub(super) static VERBS: Table = Table {
                 // NIXL (the KV-cache transfer library beside Mooncake in disaggregated
                 // serving): its backend (UCX, RDMA) failed a registration or transfer.
                 pat(
-                    r"\bnixlBackendError: NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+",
-                    &["nixl/bindings/*", "nixl/agent/*"],
+                    r"\bnixlBackendError: NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+|ucx_utils\.cpp:\d+\] (?:.*?: )?UCX endpoint create failed: ",
+                    &["nixl/bindings/*", "nixl/agent/*", "nixl/ucx/*"],
                 ),
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
@@ -897,6 +897,11 @@ pub(super) static VERBS: Table = Table {
             description: "The kernel RDMA device driver reported the adapter unhealthy, not brought up (a step of mlx5_core's setup, mlx5_load_one/mlx5_init_one or a driver probe failed), Soft-RoCE unable to send a response, or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, or an irdma control QP error",
             example: "b1360: [14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource",
             patterns: &[
+                // An RDMA module that did not load (its symbols missing: an OFED/kernel mismatch).
+                pat(
+                    r"\b(?:ko2iblnd|ib_\w+|rdma_\w+|mlx[45]_(?:ib|core)|irdma|bnxt_re|efa|nvme_rdma|nvmet_rdma|rpcrdma|svcrdma): Unknown symbol \S+ \(err -?\d+\)",
+                    &["linux/module/unknown-symbol-rdma"],
+                ),
                 pat(
                     r"(?:\(pid -?\d+\)|\bmlx5_core [\w:.]+): (?:device's health compromised - reached miss count|Fatal error (?P<error>\d+) detected|synd (?P<syndrome>0x[0-9a-fA-F]+): |Health issue observed, (?P<event>[^,]*), severity\(|PCI slot is unavailable|health recovery (?:failed|flow aborted, PCI reads still not working))",
                     &[
