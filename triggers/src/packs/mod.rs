@@ -271,6 +271,19 @@ mod tests {
         assert!(pack("nope").is_none());
     }
 
+    /// Wrappers can put a colour code right before the text (`\x1b[36mconnect() timed
+    /// out`): a pattern that opens on a word boundary would miss it, so none does; each
+    /// allows `[<digits>m` instead (`(?:\b|\[[\d;]*m)`).
+    #[test]
+    fn no_pattern_opens_on_a_bare_word_boundary() {
+        for def in all_packs() {
+            for p in def.patterns.iter().chain(&def.unless) {
+                let body = p.strip_prefix("(?-u)").unwrap_or(p);
+                assert!(!body.starts_with(r"\b"), "{}: {body}", def.name);
+            }
+        }
+    }
+
     #[test]
     fn every_example_fires_its_own_trigger_first() {
         let set = TriggerSet::new(all_packs()).expect("valid");

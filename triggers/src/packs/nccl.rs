@@ -264,7 +264,7 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 // include/socket.h before v2.10: creating the socket itself failed.
-                pat(r"\bSocket creation failed : (?P<error>[^\r\n]+)", &["nccl/socket/socket-creation-failed-v1"]),
+                pat(r"(?:\b|\[[\d;]*m)Socket creation failed : (?P<error>[^\r\n]+)", &["nccl/socket/socket-creation-failed-v1"]),
                 pat(
                     r"(?:Net|[sS]ocket\w*) ?: Connection closed by remote peer(?: (?P<peer>[^<\s]+)<(?P<port>\d+)>)?",
                     &["nccl/socket/closed-by-remote-peer*"],
@@ -332,7 +332,7 @@ pub(super) static NCCL: Table = Table {
                     &["nccl/uds/*"],
                 ),
                 pat(
-                    r"(?:NET/)?Socket : (?:(?:peer (?P<peer>\S+?)<(?P<port>\d+)> )?message truncated|socket progress error|no interface found|No usable listening interface found|unable to allocate (?:requests|subtasks)|test called with NULL request)",
+                    r"(?:NET/)?Socket : (?:(?:peer (?P<peer>\S+?)<(?P<port>\d+)> )?message truncated|socket progress error|no interface found|No usable listening interface found|unable to allocate (?:requests|subtasks)|test called with NULL request)|NCCL WARN No usable listening interface found",
                     &[
                         "nccl/net_socket/message-truncated*",
                         "nccl/net_socket/socket-progress-error",
@@ -340,12 +340,13 @@ pub(super) static NCCL: Table = Table {
                         "nccl/net_socket/no-listening-interface",
                         "nccl/net_socket/unable-to-allocate-*",
                         "nccl/net_socket/test-null-request",
+                        "nccl/net_socket/no-usable-interface-v23",
                     ],
                 ),
                 // SYSCHECK: the failing system call is nearly always a socket one.
                 pat(
                     // NCCL before 2.3 printed its header without `NCCL`: `… include/socket.h:194 WARN Call to recv failed : …`.
-                    r"\bWARN Call to (?P<op>\w+) (?:failed ?:|timeout :) (?P<error>[^\r\n]+)",
+                    r"(?:\b|\[[\d;]*m)WARN Call to (?P<op>\w+) (?:failed ?:|timeout :) (?P<error>[^\r\n]+)",
                     &[
                         "nccl/socket/recv-failed-v1",
                         "nccl/checks/syscall-failed*",
@@ -601,6 +602,36 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(r"NCCL WARN Failed to malloc \d+ bytes", &["nccl/alloc/malloc-failed"]),
+                // Older releases' wordings of the same failures (2.3 to 2.29).
+                pat(
+                    r"NET/IB : memory register : no MR available|Error : Could not find transport to connect next group|Error : mixing different streams within a group call|Multiple ranks detected using the same GPU on this node|NCCL library version is too old\. This application was compiled|compiled with too old version of NCCL\.|MNNVL \(cliqueSize -?\d+\) is available but not supported|Failed to load CUDA missing symbol cu\w+|NCCL WARN NVML failure '|Unable to allocate shared memory \(\d+ bytes\) : |shm_open failed to open \S+ : |failure in mmap of \S+ \(size \d+\) : |NCCL WARN Could not map \S+ size \d+, error: |NCCL WARN malloc of \d+ bytes failed|\[Rem Allocator\] (?:Failed to set CUDA device|cudaFree \S+ failed)|Bootstrap thread : failed to allocate memory|Bootstrap Root : invalid op type received|NET/TOPO : Couldn't find net with name|Internal error : NVswitch links mismatch|Failed to determine intra node ranks|Trying to launch too many (?:collectives|work elements)|Too many async operations in progress",
+                    &[
+                        "nccl/net_ib/no-mr-available-v23",
+                        "nccl/rings/no-transport-next-group",
+                        "nccl/enqueue/mixing-streams-in-group",
+                        "nccl/graph/multiple-ranks-same-gpu-v2303",
+                        "nccl/dev_runtime/library-version-too-old-v229",
+                        "nccl/devcomm/app-compiled-too-old",
+                        "nccl/mnnvl/not-supported-imex-v225",
+                        "nccl/cudawrap/missing-symbol-*",
+                        "nccl/nvmlwrap/nvml-failure-v1",
+                        "nccl/shm/unable-to-allocate-v23",
+                        "nccl/shm/shm-open-failed-v23",
+                        "nccl/shm/mmap-failed-v23",
+                        "nccl/shm/could-not-map-v216",
+                        "nccl/p2p/malloc-failed-v23",
+                        "nccl/bootstrap/rem-allocator-set-device",
+                        "nccl/bootstrap/rem-allocator-cuda-free",
+                        "nccl/bootstrap/thread-alloc-failed-v23",
+                        "nccl/bootstrap/root-invalid-op-v23",
+                        "nccl/graph/net-name-not-found",
+                        "nccl/p2p/nvswitch-links-mismatch",
+                        "nccl/init/intra-node-ranks-v210",
+                        "nccl/enqueue/too-many-collectives",
+                        "nccl/enqueue/too-many-work-elements",
+                        "nccl/enqueue/too-many-async-ops",
+                    ],
+                ),
                 // argcheck.cc: a collective called with arguments NCCL refuses (ncclInvalidArgument).
                 pat(
                     r"NCCL WARN .+? : (?:.+? (?:is not a valid pointer|allocated on device -?\d+ mismatchs with NCCL device|argument is NULL)|invalid (?:reduction operation|type) -?\d+|invalid root -?\d+ \(root should be in the)",
@@ -668,7 +699,7 @@ pub(super) static NCCL: Table = Table {
                 r"NCCL error in:",
                 r"NCCL error:",
                 r"DistBackendError",
-                r"\bnccl[A-Z]\w*Error\b",
+                r"(?:\b|\[[\d;]*m)nccl[A-Z]\w*Error\b",
                 r"(?:NCCL|CUDA|HIP|Cuda) failure \S+:-?\d+ '",
                 r"NCCL WARN",
             ],

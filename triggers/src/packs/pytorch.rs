@@ -109,7 +109,7 @@ pub(super) static PYTORCH: Table = Table {
                 // torch_npu's HCCL (Ascend): a collective's wait for its peer's notify timed out.
                 pat(r"(?:\b|\[[\d;]*m)EI0002\b.*?Notify register times out", &["hccl/notify/ei0002-notify-wait-times-out"]),
                 // A device task of HCCL's ran past its timeout (EI9999's task exception).
-                pat(r"\bhccl \w+ task timeout occurred during task execution", &["hccl/task/ei9999-task-timeout"]),
+                pat(r"(?:\b|\[[\d;]*m)hccl \w+ task timeout occurred during task execution", &["hccl/task/ei9999-task-timeout"]),
                 pat(r"Rank (?P<rank>\d+)\] Wrote aborted communicator id to store", &["pytorch/pgnccl/wrote-aborted-comm-id"]),
             ],
             unless: &[r"NCCL communicator was aborted"],
@@ -151,7 +151,7 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 // torch_npu's HCCL (Ascend): a link of the communicator could not be set up.
                 pat(r"\]Transport init error! createLink", &["hccl/transport/transport-init-error"]),
-                pat(r"\bEI0009\b.*?Transport init error", &["hccl/transport/ei0009-transport-init-error"]),
+                pat(r"(?:\b|\[[\d;]*m)EI0009\b.*?Transport init error", &["hccl/transport/ei0009-transport-init-error"]),
                 // HCCL's own log at ERROR (any other failure than a timeout), and its
                 // heartbeat: a rank lost (the process exited, the network went down).
                 pat(
@@ -232,7 +232,7 @@ pub(super) static PYTORCH: Table = Table {
             description: "HCCL (Ascend): an error CQE on the device's RoCE NIC during a collective (EI0013), the counterpart of NCCL's `Got completion from peer … with error`",
             // Huawei Ascend CANN documentation (hiascend.com), EI0013
             example: "[PID: 3448331] 2025-12-04-21:59:08.232.310 Execution Error ROCE CQE(EI0013): An error CQE occurred during operator execution. Local information: server 127.0.0.1, device ID 0, device IP 127.10.0.1. Peer information: server 127.0.0.2, device ID 1, device IP 127.10.0.2.",
-            patterns: &[pat(r"\bROCE CQE\(EI0013\)|\bEI0013\b.*?error CQE", &["hccl/roce/ei0013-error-cqe"])],
+            patterns: &[pat(r"(?:\b|\[[\d;]*m)ROCE CQE\(EI0013\)|\bEI0013\b.*?error CQE", &["hccl/roce/ei0013-error-cqe"])],
             unless: &[],
         },
         Builtin {
@@ -268,7 +268,7 @@ pub(super) static PYTORCH: Table = Table {
                 // A participant's liveness lost: torchelastic's etcd rendezvous saw a keep-alive
                 // lease expire; Ray's GCS (or, before 1.0, its monitor) declared a node dead.
                 pat(
-                    r"Keep-alive key \S+ is not renewed\.|has been marked dead because the (?:detector|monitor) has missed too many heartbeats",
+                    r"Keep-alive key .+? is not renewed\.|has been marked dead because the (?:detector|monitor) has missed too many heartbeats",
                     &[
                         "pytorch/elastic/etcd-keep-alive-not-renewed",
                         "ray/gcs/node-marked-dead",
@@ -338,7 +338,7 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 pat(r"waitForInput: socket .*? timed out after (?P<timeout_ms>\d+)ms", &["pytorch/c10d/wait-for-input-timed-out"]),
                 // PyTorch 1.x c10d (Utils.hpp/cpp): a store connect that ran out of its timeout.
-                pat(r"\bconnect\(\) timed out\. Original timeout was (?P<timeout_ms>\d+) ms", &["pytorch/c10d/connect-timed-out-v1"]),
+                pat(r"(?:\b|\[[\d;]*m)connect\(\) timed out\. Original timeout was (?P<timeout_ms>\d+) ms", &["pytorch/c10d/connect-timed-out-v1"]),
                 pat(
                     r"Timed out initializing process group in store based barrier on rank:? (?P<rank>\d+)",
                     &["pytorch/dist/store-barrier-timeout-*"],
@@ -350,7 +350,7 @@ pub(super) static PYTORCH: Table = Table {
                 // JAX (XLA's coordination service): a barrier across the tasks timed out.
                 pat(r"DEADLINE_EXCEEDED: Barrier timed out\. Barrier_id: ", &["jax/coordination/barrier-timed-out"]),
                 // torch_npu's HCCL (Ascend): the socket exchange with a peer rank timed out.
-                pat(r"\bEI0006\b.*?Getting socket times out", &["hccl/socket/ei0006-getting-socket-times-out"]),
+                pat(r"(?:\b|\[[\d;]*m)EI0006\b.*?Getting socket times out", &["hccl/socket/ei0006-getting-socket-times-out"]),
                 pat(
                     r"Health check failure: Failed to initialize NCCL communicator on rank (?P<rank>\d+)",
                     &["pytorch/pgnccl/health-check-failure"],
@@ -494,7 +494,7 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 pat(r"terminate called after throwing an instance of 'gloo::IoException'", &["gloo/tcp/terminate-io-exception"]),
                 pat(
-                    r"\brendezvous\.api\.RendezvousTimeoutError\b|\bRendezvousTimeoutError: ",
+                    r"(?:\b|\[[\d;]*m)rendezvous\.api\.RendezvousTimeoutError\b|\bRendezvousTimeoutError: ",
                     &["pytorch/elastic/rendezvous-timeout-error"],
                 ),
             ],
