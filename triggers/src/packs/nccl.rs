@@ -588,7 +588,7 @@ pub(super) static NCCL: Table = Table {
                 // file that does not parse, a channel naming a device or rank not there. The
                 // attribute line is also relayed without its header (vLLM's Ray utils).
                 pat(
-                    r"Attribute .+? of node .+? not found|Error : (?:too many XML (?:sub)?nodes \(max|XML parser is limited to -?\d+ (?:sub)?nodes)|XML Mismatch : |XML Graph has wrong version|KV Convert to str : could not find value|XML (?:Import Channel : dev|Export Channel : rank) -?\d+ not found|XML Parse(?: error)? : (?:Unexpected EOF|Expected \(double\) quote|Unexpected value with name|unterminated|expecting '<'|unexpected trailing|expected >)",
+                    r"Attribute \S+ of node \S+ not found|Error : (?:too many XML (?:sub)?nodes \(max|XML parser is limited to -?\d+ (?:sub)?nodes)|XML Mismatch : |XML Graph has wrong version|KV Convert to str : could not find value|XML (?:Import Channel : dev|Export Channel : rank) -?\d+ not found|XML Parse(?: error)? : (?:Unexpected EOF|Expected \(double\) quote|Unexpected value with name|unterminated|expecting '<'|unexpected trailing|expected >)",
                     &[
                         "nccl/graph/xml-attribute-not-found",
                         "nccl/graph/xml-too-many-*",
@@ -634,7 +634,7 @@ pub(super) static NCCL: Table = Table {
                 ),
                 // argcheck.cc: a collective called with arguments NCCL refuses (ncclInvalidArgument).
                 pat(
-                    r"NCCL WARN .+? : (?:.+? (?:is not a valid pointer|allocated on device -?\d+ mismatchs with NCCL device|argument is NULL)|invalid (?:reduction operation|type) -?\d+|invalid root -?\d+ \(root should be in the)",
+                    r"NCCL WARN \w+ : (?:\w+ (?:(?:0x[0-9a-fA-F]+|\(nil\)) is not a valid pointer|allocated on device -?\d+ mismatchs with NCCL device|argument is NULL)|invalid (?:reduction operation|type) -?\d+|invalid root -?\d+ \(root should be in the)",
                     &["nccl/argcheck/*"],
                 ),
                 // Setup refused or impossible: ranks, devices, versions, fabrics, group calls.
@@ -662,7 +662,7 @@ pub(super) static NCCL: Table = Table {
                 ),
                 // The NVML and GDRCopy wrappers: a call into the driver's library failed.
                 pat(
-                    r"NCCL WARN (?:nvml\w+\(.*?\)|gdr_\w+\(.*?\)) failed: ",
+                    r"NCCL WARN (?:nvml|gdr_)\w*\([^)\r\n]*\) failed: ",
                     &["nccl/nvmlwrap/*", "nccl/gdrwrap/*"],
                 ),
                 pat(
@@ -745,7 +745,7 @@ pub(super) static NCCL: Table = Table {
                 ),
                 // RCCL's unit tests (`rccl-UnitTests`): a child process's NCCL call failed.
                 pat(
-                    r"Child process \d+ fails NCCL call .+? with code -?\d+",
+                    r"Child process \d+ fails NCCL call \S+ with code -?\d+",
                     &["rccl/test/child-nccl-call-failed"],
                 ),
                 // Data validation (`-c 1`): `# Out of bounds values : 3 FAILED`; `: 0 OK` passes.

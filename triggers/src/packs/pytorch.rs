@@ -268,7 +268,7 @@ pub(super) static PYTORCH: Table = Table {
                 // A participant's liveness lost: torchelastic's etcd rendezvous saw a keep-alive
                 // lease expire; Ray's GCS (or, before 1.0, its monitor) declared a node dead.
                 pat(
-                    r"Keep-alive key .+? is not renewed\.|has been marked dead because the (?:detector|monitor) has missed too many heartbeats",
+                    r"Keep-alive key \S+ is not renewed\.|has been marked dead because the (?:detector|monitor) has missed too many heartbeats",
                     &[
                         "pytorch/elastic/etcd-keep-alive-not-renewed",
                         "ray/gcs/node-marked-dead",

@@ -111,7 +111,7 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // ionic (AMD Pensando, rdma-core 61+): its poll loop's error CQEs.
                 pat(
-                    r"(?:\b|\[[\d;]*m)cqe with error .+? for 0x[0-9a-fA-F]+ \((?:recv|msn|npg)\), qpid (?P<qp>\d+) cqid \d+",
+                    r"(?:\b|\[[\d;]*m)cqe with error \S+ for 0x[0-9a-fA-F]+ \((?:recv|msn|npg)\), qpid (?P<qp>\d+) cqid \d+",
                     &["rdma-core/ionic/cqe-error-*"],
                 ),
                 pat(
