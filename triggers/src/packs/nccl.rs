@@ -420,7 +420,7 @@ pub(super) static NCCL: Table = Table {
             name: "nccl-cuda-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "A CUDA/HIP call inside NCCL failed (Cuda failure, IPC handles, peer access, driver too old, CUDA device/context not set)",
+            description: "A CUDA/HIP call inside NCCL failed (Cuda failure, device memory allocation, IPC handles, peer access, driver too old, CUDA device/context not set; RCCL's HIP failure)",
             example: "sharbox-ultra:204802:204836 [1] /home/elias/rccl/build/release/hipify/src/transport/p2p.cc:220 NCCL WARN hipIpcGetMemHandle failed : invalid argument",
             patterns: &[
                 pat(
@@ -484,7 +484,7 @@ pub(super) static NCCL: Table = Table {
             name: "nccl-comm-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "NCCL communicator setup or use failed: bootstrap, topology search, mismatched versions or collectives, duplicate GPUs, enqueue, async jobs, allocation, NET/IB internal state",
+            description: "NCCL communicator setup or use failed: bootstrap, topology search and the topology XML, mismatched versions or collectives, duplicate GPUs, invalid arguments, enqueue, async jobs, allocation, MNNVL/NVLS, the NVML and GDRCopy wrappers, NET/IB internal state",
             example: "init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
             patterns: &[
                 // Shared memory for the intra-node transports could not be set up (shmutils.cc,

@@ -36,7 +36,7 @@ pub(super) static NVMEOF: Table = Table {
             name: "lustre-o2ib-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Lustre on an RDMA network: o2iblnd timed out a transmit or an RDMA to a peer NID (the line says for how long), or a Lustre RPC failed on the network (ptlrpc's `Request sent has failed due to network error`, an operation to an `@o2ib` node failed)",
+            description: "Lustre on an RDMA network: LNet could not load its o2ib driver, o2iblnd timed out a transmit or an RDMA to a peer NID (the line says for how long), or a Lustre RPC failed on the network (ptlrpc's `Request sent has failed due to network error`, an operation to an `@o2ib` node failed)",
             // jade-hpc-gpu/jade-hpc-gpu.github.io#14
             example: "[Mon Oct 16 09:54:43 2017] LNet: 2431:0:(o2iblnd_cb.c:3174:kiblnd_check_conns()) Timed out tx for 172.31.126.87@o2ib: 403055 seconds",
             patterns: &[

@@ -130,7 +130,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "pytorch-nccl-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "An NCCL error raised into PyTorch (NCCL error in:, ncclSystemError/ncclRemoteError, async error found by the watchdog, watchdog thread died, process terminated)",
+            description: "An NCCL error raised into PyTorch (NCCL error in:, ncclSystemError/ncclRemoteError, async error found by the watchdog, another rank's error signalled through the store, watchdog thread died, process terminated), or the same from HCCL (torch_npu, CANN, Gaudi)",
             example: "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
             patterns: &[
                 // Another rank signalled its failure through the store (2.7+); a pool
@@ -239,7 +239,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "pytorch-hang",
             class: "other_hang",
             pre_s: PRE,
-            description: "A monitor saw the job stop making progress: ProcessGroupNCCL's heartbeat monitor (the watchdog itself is stuck: CUDA/NCCL API hang, GIL; the process is killed), torchelastic's exit barrier, or Horovod's stall inspector (ranks missing from a collective)",
+            description: "A monitor saw the job stop making progress: ProcessGroupNCCL's heartbeat monitor (the watchdog itself is stuck: CUDA/NCCL API hang, GIL; the process is killed), torchelastic's exit barrier or an etcd keep-alive lease left to expire, Ray declaring a node dead on missed heartbeats, or Horovod's stall inspector (ranks missing from a collective)",
             example: "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103",
             patterns: &[
                 pat(
@@ -402,7 +402,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "pytorch-tcp-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "A TCP connection between ranks failed: Gloo pair closed by the peer or read/write error, c10d store socket could not connect, listen or receive",
+            description: "A TCP connection between ranks failed: Gloo pair closed by the peer or read/write error, c10d store socket could not connect, listen or receive, or ProcessGroupNCCL's monitor could not pass its signals through the store",
             example: "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [18.25.6.30]:28048",
             patterns: &[
                 pat(

@@ -894,7 +894,7 @@ pub(super) static VERBS: Table = Table {
             name: "kernel-rdma-device-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "The kernel RDMA device driver reported the adapter unhealthy, not brought up (a step of mlx5_core's setup, mlx5_load_one/mlx5_init_one or a driver probe failed), Soft-RoCE unable to send a response, or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, or an irdma control QP error",
+            description: "The kernel RDMA device driver reported the adapter unhealthy, not brought up (a step of mlx5_core's setup, mlx5_load_one/mlx5_init_one or a driver probe failed), Soft-RoCE unable to send a response, or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, an irdma control QP error, or an RDMA module that did not load (unknown symbols)",
             example: "b1360: [14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource",
             patterns: &[
                 // An RDMA module that did not load (its symbols missing: an OFED/kernel mismatch).
