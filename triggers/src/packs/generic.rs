@@ -27,7 +27,7 @@ const NOT_A_FAILURE: &[&str] = &[
     r"NET/OFI",
     // A feature turned off and gone on without (libfabric's `MR cache init failed:
     // … MR caching disabled.`).
-    r"(?:\b|\[[\d;]*m)disabled\.?\s*$",
+    r"\bdisabled\.?\s*$",
 ];
 
 /// What follows a failed call's name: a failure word, or a null or error return.
@@ -147,7 +147,7 @@ pub(super) static GENERIC: Table = Table {
                     &["generic/rdma_cm/strerror/*"],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)RDMA_CM_EVENT_(?P<event>REJECTED|UNREACHABLE|CONNECT_ERROR|ROUTE_ERROR)\b",
+                    r"\bRDMA_CM_EVENT_(?P<event>REJECTED|UNREACHABLE|CONNECT_ERROR|ROUTE_ERROR)\b",
                     &["generic/rdma_cm/event/*"],
                 ),
             ],
@@ -171,7 +171,7 @@ pub(super) static GENERIC: Table = Table {
                     &["generic/libfabric/warn-failed/*"],
                 ),
                 // fabtests' early examples: a CQ read that returned an error.
-                pat(r"(?:\b|\[[\d;]*m)Event queue read -\d+ \(", &["generic/libfabric/fabtests/event-queue-read"]),
+                pat(r"\bEvent queue read -\d+ \(", &["generic/libfabric/fabtests/event-queue-read"]),
                 // fabtests' FT_PRINTERR: `"%s(): %s:%d, ret=%d (%s)\n"`.
                 pat(
                     concat!(fi_call!(), r"\(\): \S+:\d+, ret=(?P<retcode>-\d+) \((?P<error>[^)\r\n]+)\)"),
@@ -200,15 +200,15 @@ pub(super) static GENERIC: Table = Table {
             // openucx/ucx#6334
             example: "[2021-02-13T11:37:50.444Z] [1613216270.230449] [r-vmb-ppc-jenkins:3086 :0]          wireup.c:137  UCX  ERROR failed to send wireup: Unsupported operation",
             patterns: &[pat(
-                r"(?:\b|\[[\d;]*m)\w+\.c:\d+ +(?:UCX +ERROR .*?(?i:fail|unable|cannot|could ?n[o']t|timed out)|Fatal: |Assertion `[^\r\n]*' failed)",
+                r"\b\w+\.c:\d+ +(?:UCX +ERROR .*?(?i:fail|unable|cannot|could ?n[o']t|timed out)|Fatal: |Assertion `[^\r\n]*' failed)",
                 &["generic/ucx-log/ucs-error", "generic/ucx-log/ucs-fatal", "generic/ucx-log/ucs-assertion"],
             )],
             unless: &[
                 // The IB transports' own logs: the `ucx` pack knows which of their lines
                 // are failures (completion dumps, async events) and which are context.
-                r"(?:\b|\[[\d;]*m)(?:ib_log|ib_mlx5_log|ib_device|rc_verbs|rc_mlx5\w*|dc_mlx5\w*|ud_\w+)\.c:\d+ ",
-                r"(?:\b|\[[\d;]*m)(?:mm|posix|sysv|xpmem|knem|cma|cuda_copy|cuda_ipc|rocm_copy|rocm_ipc|gdr_copy|self|sm)_?\w*\.c:\d+ ",
-                r"(?:\b|\[[\d;]*m)(?:shm_open|shmget|xpmem_|knem|process_vm_readv|cuMem|cuda|hsa_)",
+                r"\b(?:ib_log|ib_mlx5_log|ib_device|rc_verbs|rc_mlx5\w*|dc_mlx5\w*|ud_\w+)\.c:\d+ ",
+                r"\b(?:mm|posix|sysv|xpmem|knem|cma|cuda_copy|cuda_ipc|rocm_copy|rocm_ipc|gdr_copy|self|sm)_?\w*\.c:\d+ ",
+                r"\b(?:shm_open|shmget|xpmem_|knem|process_vm_readv|cuMem|cuda|hsa_)",
             ],
         },
         Builtin {
@@ -232,15 +232,15 @@ pub(super) static GENERIC: Table = Table {
             example: "[    7.345365] rdma_rxe: qp#17 moved to error state",
             patterns: &[
                 pat(
-                    r"(?:\b|\[[\d;]*m)(?:qp|QP) ?#? ?(?P<qp>0x[0-9a-fA-F]+|-?\d+)? ?(?:moved|changed|transitioned|went|switched) to:? (?:the )?(?:error|ERROR|IBV_QPS_ERR|ERR)\b",
+                    r"\b(?:qp|QP) ?#? ?(?P<qp>0x[0-9a-fA-F]+|-?\d+)? ?(?:moved|changed|transitioned|went|switched) to:? (?:the )?(?:error|ERROR|IBV_QPS_ERR|ERR)\b",
                     &["generic/qp/error-state/*"],
                 ),
                 pat(
-                    concat!(could_not_cased!(), " ", setup!(), r" (?:the |a |an )?", qualifier!(), object!(), r"(?:\b|\[[\d;]*m)"),
+                    concat!(could_not_cased!(), " ", setup!(), r" (?:the |a |an )?", qualifier!(), object!(), r"\b"),
                     &["generic/qp/setup-failed/*"],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)(?:init|create|modify|register|reg|alloc|allocate|resize|query)[ _](?:qp|QP|cq|CQ|srq|SRQ|pd|PD|mr|MR)(?:/(?:qp|QP|cq|CQ|srq|SRQ))? failed",
+                    r"\b(?:init|create|modify|register|reg|alloc|allocate|resize|query)[ _](?:qp|QP|cq|CQ|srq|SRQ|pd|PD|mr|MR)(?:/(?:qp|QP|cq|CQ|srq|SRQ))? failed",
                     &["generic/qp/setup-word-failed/*"],
                 ),
             ],
@@ -255,7 +255,7 @@ pub(super) static GENERIC: Table = Table {
             example: "Jun 12 15:28:33 os-hv-am-4 kernel: [  489.615298] INFO: task drbdsetup:3646 blocked for more than 120 seconds.",
             patterns: &[
                 pat(
-                    r"(?:\b|\[[\d;]*m)INFO: task .+?:\d+ blocked for more than (?P<stuck_s>\d+) seconds",
+                    r"\bINFO: task .+?:\d+ blocked for more than (?P<stuck_s>\d+) seconds",
                     &["generic/kernel/hung-task"],
                 ),
                 // The lockup detectors: a CPU that did not schedule for the soft-lockup

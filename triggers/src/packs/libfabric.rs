@@ -49,7 +49,7 @@ pub(super) static LIBFABRIC: Table = Table {
                         "libfabric/efa/rxr-fi-cq-readerr",
                     ],
                 ),
-                pat(r"(?:\b|\[[\d;]*m)[Uu]nable to fi_cq_readerr\b", &["libfabric/rxm/unable-to-cq-readerr"]),
+                pat(r"\b[Uu]nable to fi_cq_readerr\b", &["libfabric/rxm/unable-to-cq-readerr"]),
                 // Generic on its own: only with libfabric's header (`…<warn> `) before it.
                 pat(r"libfabric:[^ ]*<warn> Invalid state!", &["libfabric/rxm/invalid-state"]),
                 pat(r"msg cq error info: (?P<error>.+)", &["libfabric/rxm/msg-cq-error-info-*"]),
@@ -116,7 +116,7 @@ pub(super) static LIBFABRIC: Table = Table {
                     &["libfabric/verbs/cm-error-event"],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)rdma_(?:connect|resolve_route) failed(?::? (?P<error>[A-Z][^(]*?) ?\((?P<retcode>-?\d+)\)|: (?P<status>-?\d+))",
+                    r"\brdma_(?:connect|resolve_route) failed(?::? (?P<error>[A-Z][^(]*?) ?\((?P<retcode>-?\d+)\)|: (?P<status>-?\d+))",
                     &["libfabric/verbs/rdma-connect-failed", "libfabric/verbs/rdma-resolve-route-failed-*"],
                 ),
                 pat(
@@ -132,7 +132,7 @@ pub(super) static LIBFABRIC: Table = Table {
                     &["libfabric/rxm/fi-eq-readerr"],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)unable to fi_eq_readerr: -?\d+|\bfi_(?:eq_readerr|connect)(?P<error>[A-Z][^(]*?) ?\((?P<retcode>-?\d+)\)",
+                    r"\bunable to fi_eq_readerr: -?\d+|\bfi_(?:eq_readerr|connect)(?P<error>[A-Z][^(]*?) ?\((?P<retcode>-?\d+)\)",
                     &[
                         "libfabric/rxm/unable-to-eq-readerr",
                         "libfabric/rxm/warn-err-fi-eq-readerr",

@@ -210,7 +210,7 @@ impl Table {
 
 impl Builtin {
     fn to_def(&self, fallback: bool) -> TriggerDef {
-        let bytes = |p: &&str| format!("(?-u){p}");
+        let bytes = |p: &&str| format!("(?-u){}", tolerate_colour(p));
         TriggerDef {
             name: self.name.to_string(),
             class: self.class.to_string(),
@@ -229,6 +229,72 @@ impl Builtin {
             fallback,
         }
     }
+}
+
+/// What a pattern's opening `\b` becomes: wrappers can put a colour code right before
+/// the text (`\x1b[36mconnect() timed out`), and `m` is a word character, so a bare
+/// word boundary would miss the line.
+const COLOUR_OR_BOUNDARY: &str = r"(?:\b|\[[\d;]*m)";
+
+/// `p` with every `\b` that opens the pattern or one of its top-level alternatives
+/// replaced by [`COLOUR_OR_BOUNDARY`]. Packs write the plain `\b`; this is the one place
+/// the tolerance lives. Leading flag groups (`(?i)`) are skipped; `\b{start}` and
+/// boundaries inside groups or later in an alternative are left alone.
+fn tolerate_colour(p: &str) -> String {
+    let b = p.as_bytes();
+    let mut out = Vec::with_capacity(p.len() + 16);
+    let (mut depth, mut class, mut i, mut at_start) = (0usize, 0usize, 0, true);
+    while i < b.len() {
+        if at_start && depth == 0 && b[i..].starts_with(b"(?") {
+            // A bare flag group such as `(?i)` keeps us at the alternative's start.
+            if let Some(end) = b[i + 2..]
+                .iter()
+                .position(|c| !(c.is_ascii_alphabetic() || *c == b'-'))
+            {
+                if b[i + 2 + end] == b')' {
+                    out.extend_from_slice(&b[i..i + 3 + end]);
+                    i += 3 + end;
+                    continue;
+                }
+            }
+        }
+        if at_start && depth == 0 && b[i..].starts_with(br"\b") && b.get(i + 2) != Some(&b'{') {
+            out.extend_from_slice(COLOUR_OR_BOUNDARY.as_bytes());
+            i += 2;
+            at_start = false;
+            continue;
+        }
+        at_start = false;
+        let step = match b[i] {
+            b'\\' => 2,
+            b'[' => {
+                class += 1;
+                1
+            }
+            b']' if class > 0 => {
+                class -= 1;
+                1
+            }
+            b'(' if class == 0 => {
+                depth += 1;
+                1
+            }
+            b')' if class == 0 => {
+                depth = depth.saturating_sub(1);
+                1
+            }
+            b'|' if class == 0 && depth == 0 => {
+                at_start = true;
+                1
+            }
+            _ => 1,
+        };
+        let end = (i + step).min(b.len());
+        out.extend_from_slice(&b[i..end]);
+        i = end;
+    }
+    // Only ASCII was inserted, between whole characters of `p`.
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn table(name: &str) -> Option<&'static Table> {
@@ -271,17 +337,58 @@ mod tests {
         assert!(pack("nope").is_none());
     }
 
-    /// Wrappers can put a colour code right before the text (`\x1b[36mconnect() timed
-    /// out`): a pattern that opens on a word boundary would miss it, so none does; each
-    /// allows `[<digits>m` instead (`(?:\b|\[[\d;]*m)`).
     #[test]
-    fn no_pattern_opens_on_a_bare_word_boundary() {
-        for def in all_packs() {
-            for p in def.patterns.iter().chain(&def.unless) {
-                let body = p.strip_prefix("(?-u)").unwrap_or(p);
-                assert!(!body.starts_with(r"\b"), "{}: {body}", def.name);
-            }
+    fn opening_word_boundaries_also_allow_a_colour_code() {
+        let c = COLOUR_OR_BOUNDARY;
+        for (given, want) in [
+            (r"\bfoo", format!("{c}foo")),
+            (r"(?i)\bfoo|bar|\bbaz", format!("(?i){c}foo|bar|{c}baz")),
+            (
+                r"x\b|(?:\ba|b)|[|\b]\b",
+                r"x\b|(?:\ba|b)|[|\b]\b".to_string(),
+            ),
+            (r"\b{start}x|\(|\bé", format!(r"\b{{start}}x|\(|{c}é")),
+            (r"(?P<a>y)|\bz", format!("(?P<a>y)|{c}z")),
+        ] {
+            assert_eq!(tolerate_colour(given), want, "{given}");
         }
+    }
+
+    /// Wrappers can put a colour code right before the text (`\x1b[36mconnect() timed
+    /// out`). Every built-in example still fires its trigger with one inserted right
+    /// before the word its matching pattern starts on.
+    #[test]
+    fn a_colour_code_before_the_first_word_still_fires() {
+        let set = TriggerSet::new(all_packs()).expect("valid");
+        let mut out = Vec::new();
+        let mut tried = 0;
+        for (i, def) in set.defs().iter().enumerate() {
+            let line = def.example.as_bytes();
+            let Some(at) = def.patterns.iter().find_map(|p| {
+                let m = regex::bytes::Regex::new(p).expect("valid").find(line)?;
+                Some(m.start())
+            }) else {
+                panic!("{}: no pattern matches its example", def.name)
+            };
+            let word = |j: usize| {
+                line.get(j)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            };
+            if !word(at) || (at > 0 && word(at - 1)) {
+                continue; // The match does not open on a word.
+            }
+            let mut coloured = line[..at].to_vec();
+            coloured.extend_from_slice(b"\x1b[1;31m");
+            coloured.extend_from_slice(&line[at..]);
+            assert!(
+                set.match_line(&coloured, &mut out) && out.iter().any(|m| m.trigger == i),
+                "{}: {:?}",
+                def.name,
+                String::from_utf8_lossy(&coloured)
+            );
+            tried += 1;
+        }
+        assert!(tried >= 50, "only {tried} examples open on a word");
     }
 
     #[test]

@@ -294,7 +294,7 @@ pub(super) static MPI: Table = Table {
                 // `**ofid_getinfo` and friends: the message text, or the raw errname with its
                 // arguments when MPICH was built without the message table.
                 pat(
-                    r"(?:\b|\[[\d;]*m)OFI (?P<op>fi_\w+)\(\) failure\b|\*\*ofid?_\w+ [\w.]+ \d+ \w+ (?P<error>[^\r\n]+)",
+                    r"\bOFI (?P<op>fi_\w+)\(\) failure\b|\*\*ofid?_\w+ [\w.]+ \d+ \w+ (?P<error>[^\r\n]+)",
                     &["mpich/ofi/getinfo-*"],
                 ),
                 // Cray MPICH on CXI: the completion queue is exhausted and progress stalls.
@@ -330,7 +330,7 @@ pub(super) static MPI: Table = Table {
                     &["intel-mpi/startup/fabric-not-available"],
                 ),
                 // Open MPI's openib BTL asserting on its own QP bookkeeping.
-                pat(r"(?:\b|\[[\d;]*m)btl_openib\w*\.c:\d+: \w+: Assertion `[^`]*' failed", &["ompi/openib/assertion-failed"]),
+                pat(r"\bbtl_openib\w*\.c:\d+: \w+: Assertion `[^`]*' failed", &["ompi/openib/assertion-failed"]),
             ],
             unless: &[],
         },

@@ -264,7 +264,7 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 // include/socket.h before v2.10: creating the socket itself failed.
-                pat(r"(?:\b|\[[\d;]*m)Socket creation failed : (?P<error>[^\r\n]+)", &["nccl/socket/socket-creation-failed-v1"]),
+                pat(r"\bSocket creation failed : (?P<error>[^\r\n]+)", &["nccl/socket/socket-creation-failed-v1"]),
                 pat(
                     r"(?:Net|[sS]ocket\w*) ?: Connection closed by remote peer(?: (?P<peer>[^<\s]+)<(?P<port>\d+)>)?",
                     &["nccl/socket/closed-by-remote-peer*"],
@@ -346,7 +346,7 @@ pub(super) static NCCL: Table = Table {
                 // SYSCHECK: the failing system call is nearly always a socket one.
                 pat(
                     // NCCL before 2.3 printed its header without `NCCL`: `… include/socket.h:194 WARN Call to recv failed : …`.
-                    r"(?:\b|\[[\d;]*m)WARN Call to (?P<op>\w+) (?:failed ?:|timeout :) (?P<error>[^\r\n]+)",
+                    r"\bWARN Call to (?P<op>\w+) (?:failed ?:|timeout :) (?P<error>[^\r\n]+)",
                     &[
                         "nccl/socket/recv-failed-v1",
                         "nccl/checks/syscall-failed*",
@@ -699,7 +699,7 @@ pub(super) static NCCL: Table = Table {
                 r"NCCL error in:",
                 r"NCCL error:",
                 r"DistBackendError",
-                r"(?:\b|\[[\d;]*m)nccl[A-Z]\w*Error\b",
+                r"\bnccl[A-Z]\w*Error\b",
                 r"(?:NCCL|CUDA|HIP|Cuda) failure \S+:-?\d+ '",
                 r"NCCL WARN",
             ],

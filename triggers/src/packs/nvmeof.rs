@@ -41,7 +41,7 @@ pub(super) static NVMEOF: Table = Table {
             example: "[Mon Oct 16 09:54:43 2017] LNet: 2431:0:(o2iblnd_cb.c:3174:kiblnd_check_conns()) Timed out tx for 172.31.126.87@o2ib: 403055 seconds",
             patterns: &[
                 pat(
-                    r"(?:\b|\[[\d;]*m)Timed out tx for (?P<peer>\S+@o2ib\d*): (?P<stuck_s>\d+) seconds|\bTimed out RDMA (?:with|on queue ibp\S*) \S+@o2ib\d*",
+                    r"\bTimed out tx for (?P<peer>\S+@o2ib\d*): (?P<stuck_s>\d+) seconds|\bTimed out RDMA (?:with|on queue ibp\S*) \S+@o2ib\d*",
                     &["lustre/o2iblnd/*"],
                 ),
                 // LNet could not bring its o2ib network up (ko2iblnd did not load).
@@ -469,7 +469,7 @@ pub(super) static NVMEOF: Table = Table {
             patterns: &[
                 pat(
                     concat!(
-                        r"(?:\b|\[[\d;]*m)nvidia-fs:(?:(?:read|write) IO failed :-?\d+",
+                        r"\bnvidia-fs:(?:(?:read|write) IO failed :-?\d+",
                         r"|\w+:\d+ (?:IO failed with -?\d+|Error ret -?\d+ invoking nvidia_p2p_get_pages|Unable to pin shadow buffer pages",
                         r"|nvfs dma mapping error for sg entry|nvfs_get_dma failed|failed to start nvfs batch io entry",
                         r"|shadow buffer pages allocation failed|unable to pin end_fence page)",

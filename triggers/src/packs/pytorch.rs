@@ -107,9 +107,9 @@ pub(super) static PYTORCH: Table = Table {
                 pat(r"Exception raised from checkTimeout at", &["pytorch/c10/exception-raised-from-checktimeout"]),
                 pat(r"NCCL timeout in: \S", &["pytorch/ncclutils/nccl-timeout-in"]),
                 // torch_npu's HCCL (Ascend): a collective's wait for its peer's notify timed out.
-                pat(r"(?:\b|\[[\d;]*m)EI0002\b.*?Notify register times out", &["hccl/notify/ei0002-notify-wait-times-out"]),
+                pat(r"\bEI0002\b.*?Notify register times out", &["hccl/notify/ei0002-notify-wait-times-out"]),
                 // A device task of HCCL's ran past its timeout (EI9999's task exception).
-                pat(r"(?:\b|\[[\d;]*m)hccl \w+ task timeout occurred during task execution", &["hccl/task/ei9999-task-timeout"]),
+                pat(r"\bhccl \w+ task timeout occurred during task execution", &["hccl/task/ei9999-task-timeout"]),
                 pat(r"Rank (?P<rank>\d+)\] Wrote aborted communicator id to store", &["pytorch/pgnccl/wrote-aborted-comm-id"]),
             ],
             unless: &[r"NCCL communicator was aborted"],
@@ -135,12 +135,12 @@ pub(super) static PYTORCH: Table = Table {
             patterns: &[
                 // Another rank signalled its failure through the store (2.7+); a pool
                 // allocation through NCCL failed.
-                pat(r"\] remote error detected from rank: \d+|(?:\b|\[[\d;]*m)ncclMemAlloc failed", &["pytorch/pgnccl/remote-error-detected", "pytorch/pgnccl/nccl-mem-alloc-failed"]),
+                pat(r"\] remote error detected from rank: \d+|\bncclMemAlloc failed", &["pytorch/pgnccl/remote-error-detected", "pytorch/pgnccl/nccl-mem-alloc-failed"]),
                 // torch_npu and CANN: an HCCL call failed (HCCL_CHECK_ERROR, ERR02200), HCCP
                 // could not start (EJ0001), a communicator could not be created; Intel Gaudi's
                 // hccl_demo.
                 pat(
-                    r"\[ERROR\] HCCL error in: \S+:\d+|\bERR02200 DIST call hccl api failed|(?:\b|\[[\d;]*m)EJ0001\b.*?Failed to initialize the HCCP process|HcclCommInitRootInfo fail(?:ed)?,? error:? ?-?\d+|HCCL demo error: ",
+                    r"\[ERROR\] HCCL error in: \S+:\d+|\bERR02200 DIST call hccl api failed|\bEJ0001\b.*?Failed to initialize the HCCP process|HcclCommInitRootInfo fail(?:ed)?,? error:? ?-?\d+|HCCL demo error: ",
                     &[
                         "hccl/torch_npu/hccl-error-in",
                         "hccl/torch_npu/err02200-dist-call-failed",
@@ -151,7 +151,7 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 // torch_npu's HCCL (Ascend): a link of the communicator could not be set up.
                 pat(r"\]Transport init error! createLink", &["hccl/transport/transport-init-error"]),
-                pat(r"(?:\b|\[[\d;]*m)EI0009\b.*?Transport init error", &["hccl/transport/ei0009-transport-init-error"]),
+                pat(r"\bEI0009\b.*?Transport init error", &["hccl/transport/ei0009-transport-init-error"]),
                 // HCCL's own log at ERROR (any other failure than a timeout), and its
                 // heartbeat: a rank lost (the process exited, the network went down).
                 pat(
@@ -232,7 +232,7 @@ pub(super) static PYTORCH: Table = Table {
             description: "HCCL (Ascend): an error CQE on the device's RoCE NIC during a collective (EI0013), the counterpart of NCCL's `Got completion from peer … with error`",
             // Huawei Ascend CANN documentation (hiascend.com), EI0013
             example: "[PID: 3448331] 2025-12-04-21:59:08.232.310 Execution Error ROCE CQE(EI0013): An error CQE occurred during operator execution. Local information: server 127.0.0.1, device ID 0, device IP 127.10.0.1. Peer information: server 127.0.0.2, device ID 1, device IP 127.10.0.2.",
-            patterns: &[pat(r"(?:\b|\[[\d;]*m)ROCE CQE\(EI0013\)|\bEI0013\b.*?error CQE", &["hccl/roce/ei0013-error-cqe"])],
+            patterns: &[pat(r"\bROCE CQE\(EI0013\)|\bEI0013\b.*?error CQE", &["hccl/roce/ei0013-error-cqe"])],
             unless: &[],
         },
         Builtin {
@@ -298,7 +298,7 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 // A fatal line of ProcessGroupNCCL cut before its text (only the monitor kills).
                 pat(
-                    r"(?:\b|\[[\d;]*m)F(?:\d{3,8} [\d:.]+(?: \d+)?)? ProcessGroupNCCL\.cpp:\d+\]",
+                    r"\bF(?:\d{3,8} [\d:.]+(?: \d+)?)? ProcessGroupNCCL\.cpp:\d+\]",
                     &[
                         "pytorch/pgnccl/watchdog-stuck-fatal-*",
                         "pytorch/pgnccl/watchdog-stuck-any",
@@ -323,9 +323,9 @@ pub(super) static PYTORCH: Table = Table {
                     r"\[(?P<rank>\d+)\] is setting up NCCL communicators? and retr(?:ie|ei)ving ncclUniqueIds? from (?:\[\d+\] via c10d key-value store|roots via TCPStore)",
                     &["pytorch/pgnccl/unique-id-store-*"],
                 ),
-                pat(r"(?:\b|\[[\d;]*m)Socket Timeout\s*$", &["pytorch/c10d/socket-timeout"]),
-                pat(r"(?:\b|\[[\d;]*m)wait timeout after (?P<timeout_ms>\d+)ms, keys: ", &["pytorch/c10d/tcpstore-wait-timeout"]),
-                pat(r"(?:\b|\[[\d;]*m)Wait timeout\s*$", &["pytorch/c10d/store-wait-timeout"]),
+                pat(r"\bSocket Timeout\s*$", &["pytorch/c10d/socket-timeout"]),
+                pat(r"\bwait timeout after (?P<timeout_ms>\d+)ms, keys: ", &["pytorch/c10d/tcpstore-wait-timeout"]),
+                pat(r"\bWait timeout\s*$", &["pytorch/c10d/store-wait-timeout"]),
                 pat(r"Timeout waiting for key: .*? after (?P<timeout_ms>\d+) ms", &["pytorch/c10d/filestore-timeout-key"]),
                 pat(r"Timed out after (?P<stuck_s>\d+) seconds waiting for (?:clients|workers)", &["pytorch/c10d/tcpstore-clients-timeout", "pytorch/c10d/tcpstore-workers-timeout"]),
                 pat(
@@ -338,7 +338,7 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 pat(r"waitForInput: socket .*? timed out after (?P<timeout_ms>\d+)ms", &["pytorch/c10d/wait-for-input-timed-out"]),
                 // PyTorch 1.x c10d (Utils.hpp/cpp): a store connect that ran out of its timeout.
-                pat(r"(?:\b|\[[\d;]*m)connect\(\) timed out\. Original timeout was (?P<timeout_ms>\d+) ms", &["pytorch/c10d/connect-timed-out-v1"]),
+                pat(r"\bconnect\(\) timed out\. Original timeout was (?P<timeout_ms>\d+) ms", &["pytorch/c10d/connect-timed-out-v1"]),
                 pat(
                     r"Timed out initializing process group in store based barrier on rank:? (?P<rank>\d+)",
                     &["pytorch/dist/store-barrier-timeout-*"],
@@ -350,7 +350,7 @@ pub(super) static PYTORCH: Table = Table {
                 // JAX (XLA's coordination service): a barrier across the tasks timed out.
                 pat(r"DEADLINE_EXCEEDED: Barrier timed out\. Barrier_id: ", &["jax/coordination/barrier-timed-out"]),
                 // torch_npu's HCCL (Ascend): the socket exchange with a peer rank timed out.
-                pat(r"(?:\b|\[[\d;]*m)EI0006\b.*?Getting socket times out", &["hccl/socket/ei0006-getting-socket-times-out"]),
+                pat(r"\bEI0006\b.*?Getting socket times out", &["hccl/socket/ei0006-getting-socket-times-out"]),
                 pat(
                     r"Health check failure: Failed to initialize NCCL communicator on rank (?P<rank>\d+)",
                     &["pytorch/pgnccl/health-check-failure"],
@@ -378,7 +378,7 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/pggloo/monitored-barrier-rank-failed", "pytorch/pggloo/monitored-barrier-ranks-failed"],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)Rank \d+ timed out in monitoredBarrier after (?P<timeout_ms>\d+) ms",
+                    r"\bRank \d+ timed out in monitoredBarrier after (?P<timeout_ms>\d+) ms",
                     &["pytorch/pggloo/monitored-barrier-timed-out*"],
                 ),
                 pat(
@@ -429,7 +429,7 @@ pub(super) static PYTORCH: Table = Table {
                     r"Gloo connectFullMesh failed with |successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0",
                     &["pytorch/pggloo/connect-full-mesh-failed", "pytorch/pggloo/monitored-barrier-rank0-error"],
                 ),
-                pat(r"(?:\b|\[[\d;]*m)failed to (?:recv, got|send, sent) 0 bytes", &["pytorch/c10d/failed-to-recv", "pytorch/c10d/failed-to-send"]),
+                pat(r"\bfailed to (?:recv, got|send, sent) 0 bytes", &["pytorch/c10d/failed-to-recv", "pytorch/c10d/failed-to-send"]),
                 pat(
                     r"\[c10d\] (?:recvValue|recvVector|sendBytes) failed on SocketImpl\(.*?\): (?P<error>[A-Z][^\r\n]+)",
                     &["pytorch/c10d/recv-value-failed", "pytorch/c10d/recv-vector-failed", "pytorch/c10d/send-bytes-failed"],
@@ -494,7 +494,7 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 pat(r"terminate called after throwing an instance of 'gloo::IoException'", &["gloo/tcp/terminate-io-exception"]),
                 pat(
-                    r"(?:\b|\[[\d;]*m)rendezvous\.api\.RendezvousTimeoutError\b|\bRendezvousTimeoutError: ",
+                    r"\brendezvous\.api\.RendezvousTimeoutError\b|\bRendezvousTimeoutError: ",
                     &["pytorch/elastic/rendezvous-timeout-error"],
                 ),
             ],

@@ -144,7 +144,7 @@ pub(super) static UCX: Table = Table {
             example: "[1701292112.836497] [a670n1:162239:0]          ucp_ep.c:1508 UCX  DIAG  ep 0x7f1eac0b5108: error 'Input/output error' on rc_mlx5/mlx5_0:1 will not be handled since no error callback is installed",
             patterns: &[
                 pat(
-                    r"(?:\b|\[[\d;]*m)[Ee]rror '(?P<error>[^']*)' (?:on (?:(?:CM|wireup|NULL) lane|[\w -]+?/(?:(?P<hca>[\w.-]+):(?P<port>\d+)|[\w.-]+)) |occurred on wireup )?will not be handled",
+                    r"\b[Ee]rror '(?P<error>[^']*)' (?:on (?:(?:CM|wireup|NULL) lane|[\w -]+?/(?:(?P<hca>[\w.-]+):(?P<port>\d+)|[\w.-]+)) |occurred on wireup )?will not be handled",
                     &[
                         "ucx/ucp_worker/error-will-not-be-handled-*",
                         "ucx/ucp_worker/error-wireup-will-not-be-handled-*",
@@ -153,7 +153,7 @@ pub(super) static UCX: Table = Table {
                     ],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)Error (?P<error>.+?) was not handled for ep 0x",
+                    r"\bError (?P<error>.+?) was not handled for ep 0x",
                     &["ucx/uct_iface/error-was-not-handled-v1.2", "ucx/ucp_worker/error-was-not-handled-v1.3"],
                 ),
                 pat(
@@ -177,9 +177,9 @@ pub(super) static UCX: Table = Table {
                     r"ibv_create_ah\(.*?\)(?: for .+?)?(?: on (?P<hca>[\w.-]+))? failed: (?P<error>.+)",
                     &["ucx/ib_device/ibv-create-ah-failed-*"],
                 ),
-                pat(r"(?:\b|\[[\d;]*m)no [\w -]+ transport to .+?: ", &["ucx/ucp_wireup/no-transport-to"]),
+                pat(r"\bno [\w -]+ transport to .+?: ", &["ucx/ucp_wireup/no-transport-to"]),
                 // ucp flush: v1.8–v1.9 bare, v1.10+ `req %p: ` (v1.10–v1.13 add the comp count).
-                pat(r"(?:\b|\[[\d;]*m)error during flush: (?P<error>[^,\r\n]+)", &["ucx/ucp_flush/error-during-flush-*"]),
+                pat(r"\berror during flush: (?P<error>[^,\r\n]+)", &["ucx/ucp_flush/error-during-flush-*"]),
             ],
             unless: &[
                 // A gtest that skips for want of a transport (`[     SKIP ] (no active messages
@@ -195,7 +195,7 @@ pub(super) static UCX: Table = Table {
             example: "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory",
             patterns: &[
                 pat(
-                    r"(?:\b|\[[\d;]*m)(?:ibv|mlx5dv)_create_cq\((?:cqe=-?\d+)?\) failed: (?P<error>[^.:]*[^.: ])",
+                    r"\b(?:ibv|mlx5dv)_create_cq\((?:cqe=-?\d+)?\) failed: (?P<error>[^.:]*[^.: ])",
                     &[
                         "ucx/ib_iface/ibv-create-cq-failed*",
                         "ucx/mlx5/mlx5dv-create-cq-failed*",
@@ -214,11 +214,11 @@ pub(super) static UCX: Table = Table {
                     &["ucx/ib_md/reg-mr-failed*"],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)modify qp (?P<qp>0x[0-9a-fA-F]+) to state -?\d+ failed: (?P<error>.+)",
+                    r"\bmodify qp (?P<qp>0x[0-9a-fA-F]+) to state -?\d+ failed: (?P<error>.+)",
                     &["ucx/ib_device/modify-qp-state-failed"],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)error modifying QP to (?:INIT|RTR|RTS): (?P<error>.+)",
+                    r"\berror modifying QP to (?:INIT|RTR|RTS): (?P<error>.+)",
                     &["ucx/rc_iface/error-modifying-qp-to-*"],
                 ),
                 pat(
@@ -305,7 +305,7 @@ pub(super) static UCX: Table = Table {
                 ),
                 // ucx_perftest (libperf): endpoint setup.
                 pat(
-                    r"(?:\b|\[[\d;]*m)(?:ucp_ep_create\(\) failed|Failed to setup endpoints): (?P<error>.+)",
+                    r"\b(?:ucp_ep_create\(\) failed|Failed to setup endpoints): (?P<error>.+)",
                     &["ucx/libperf/*"],
                 ),
             ],

@@ -111,7 +111,7 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // ionic (AMD Pensando, rdma-core 61+): its poll loop's error CQEs.
                 pat(
-                    r"(?:\b|\[[\d;]*m)cqe with error \S+ for 0x[0-9a-fA-F]+ \((?:recv|msn|npg)\), qpid (?P<qp>\d+) cqid \d+",
+                    r"\bcqe with error \S+ for 0x[0-9a-fA-F]+ \((?:recv|msn|npg)\), qpid (?P<qp>\d+) cqid \d+",
                     &["rdma-core/ionic/cqe-error-*"],
                 ),
                 pat(
@@ -201,7 +201,7 @@ pub(super) static VERBS: Table = Table {
                 // its own words. Four strings are common phrases (`fatal error`, `general
                 // error`, …): claimed only after a word naming the completion.
                 pat(
-                    concat!(r"(?i)(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)", wc_status_str!(), r"(?:\b|\[[\d;]*m)"),
+                    concat!(r"(?i)(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)", wc_status_str!(), r"\b"),
                     &[
                         "rdma-core/libibverbs/wc-status-str/*",
                         "rdma-core/ionic/cqe-with-error-npg",
@@ -372,11 +372,11 @@ pub(super) static VERBS: Table = Table {
                     &["rdma-core/libibverbs/libibverbs-warning-driver-does-not-support-the"],
                 ),
                 // gdrcopy's driver could not pin the GPU pages (nvidia_p2p_get_pages).
-                pat(r"(?:\b|\[[\d;]*m)gdrdrv:nvidia_p2p_get_pages\(.*?\) failed \[ret = -?\d+\]", &["gdrcopy/gdrdrv/*"]),
+                pat(r"\bgdrdrv:nvidia_p2p_get_pages\(.*?\) failed \[ret = -?\d+\]", &["gdrcopy/gdrdrv/*"]),
                 // DPDK's mlx5 drivers (verbs underneath) found no verbs device for the port or
                 // gave up probing it.
                 pat(
-                    r"(?:\b|\[[\d;]*m)[Nn]o Verbs device matches PCI device [\da-fA-F:.]+|\bVerbs device not found: [\da-fA-F:.]+|\bprobe of PCI device [\da-fA-F:.]+ aborted after encountering an error: ",
+                    r"\b[Nn]o Verbs device matches PCI device [\da-fA-F:.]+|\bVerbs device not found: [\da-fA-F:.]+|\bprobe of PCI device [\da-fA-F:.]+ aborted after encountering an error: ",
                     &["dpdk/mlx5_common/*", "dpdk/mlx5_net/*"],
                 ),
                 pat(
@@ -696,7 +696,7 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // NVSHMEM's IBRC/IBGDA transports and proxy.
                 pat(
-                    r"non-zero status: -?\d+ (?P<op>ibv_poll_cq|progress_send|progress_recv|check_poll|ibv_post_send) failed|exiting\.\.\. error in progress_transport|aborting due to error in progress_quiet|\[-?\d+\] got completion with err:|(?:\b|\[[\d;]*m)got completion with err: syndrome=0x[0-9a-fA-F]+, vendor_err_synd=|: non-zero status: -?\d+: [^,\r\n]+, exiting",
+                    r"non-zero status: -?\d+ (?P<op>ibv_poll_cq|progress_send|progress_recv|check_poll|ibv_post_send) failed|exiting\.\.\. error in progress_transport|aborting due to error in progress_quiet|\[-?\d+\] got completion with err:|\bgot completion with err: syndrome=0x[0-9a-fA-F]+, vendor_err_synd=|: non-zero status: -?\d+: [^,\r\n]+, exiting",
                     &[
                         "nvshmem/ibrc-poll-cq-failed",
                         "nvshmem/progress-*",
@@ -760,7 +760,7 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 // LDMS (OVIS): the daemon could not listen on its RDMA transport.
-                pat(r"(?:\b|\[[\d;]*m)Error -?\d+ listening on the 'rdma' transport", &["ldms/ldmsd/*"]),
+                pat(r"\bError -?\d+ listening on the 'rdma' transport", &["ldms/ldmsd/*"]),
             ],
             unless: &[],
         },
@@ -811,7 +811,7 @@ pub(super) static VERBS: Table = Table {
                 // NIXL (the KV-cache transfer library beside Mooncake in disaggregated
                 // serving): its backend (UCX, RDMA) failed a registration or transfer.
                 pat(
-                    r"(?:\b|\[[\d;]*m)nixlBackendError: NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+|ucx_utils\.cpp:\d+\] (?:.*?: )?UCX endpoint create failed: ",
+                    r"\bnixlBackendError: NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+|ucx_utils\.cpp:\d+\] (?:.*?: )?UCX endpoint create failed: ",
                     &["nixl/bindings/*", "nixl/agent/*", "nixl/ucx/*"],
                 ),
             ],
@@ -899,7 +899,7 @@ pub(super) static VERBS: Table = Table {
             patterns: &[
                 // An RDMA module that did not load (its symbols missing: an OFED/kernel mismatch).
                 pat(
-                    r"(?:\b|\[[\d;]*m)(?:ko2iblnd|ib_\w+|rdma_\w+|mlx[45]_(?:ib|core)|irdma|bnxt_re|efa|nvme_rdma|nvmet_rdma|rpcrdma|svcrdma): Unknown symbol \S+ \(err -?\d+\)",
+                    r"\b(?:ko2iblnd|ib_\w+|rdma_\w+|mlx[45]_(?:ib|core)|irdma|bnxt_re|efa|nvme_rdma|nvmet_rdma|rpcrdma|svcrdma): Unknown symbol \S+ \(err -?\d+\)",
                     &["linux/module/unknown-symbol-rdma"],
                 ),
                 pat(
@@ -917,14 +917,14 @@ pub(super) static VERBS: Table = Table {
                 // The steps of bringing the adapter up (main.c: mlx5_function_setup, mlx5_load_one
                 // and their older forms), each logged by dev_err or mlx5_core_err when it fails.
                 pat(
-                    r"(?:\b|\[[\d;]*m)mlx5_core [\w:.]+: (?:\w+:\d+:\(pid -?\d+\): )?(?:Firmware over \d+ MS in (?:pre-)?initializing state, aborting|Failed initializing command interface, aborting|(?:enable hca|mlx5_pagealloc_start|set_hca_ctrl|handle_hca_cap(?:_atomic|_odp|_2)?|init hca|query hca|query adapter|sw objs init|enable msix) failed|failed to (?:set issi|allocate (?:boot|init) pages|initialize eq)|Failed allocating uar, aborting|Failed to start pages and async EQs)",
+                    r"\bmlx5_core [\w:.]+: (?:\w+:\d+:\(pid -?\d+\): )?(?:Firmware over \d+ MS in (?:pre-)?initializing state, aborting|Failed initializing command interface, aborting|(?:enable hca|mlx5_pagealloc_start|set_hca_ctrl|handle_hca_cap(?:_atomic|_odp|_2)?|init hca|query hca|query adapter|sw objs init|enable msix) failed|failed to (?:set issi|allocate (?:boot|init) pages|initialize eq)|Failed allocating uar, aborting|Failed to start pages and async EQs)",
                     &["linux-rdma/mlx5_core/setup/*"],
                 ),
                 // Soft-RoCE could not send a response (rxe_resp.c).
-                pat(r"(?:\b|\[[\d;]*m)rdma_rxe: (?:\w+: )?Failed sending (?:ack|RDMA reply)", &["linux-rdma/rxe/resp/*"]),
+                pat(r"\brdma_rxe: (?:\w+: )?Failed sending (?:ack|RDMA reply)", &["linux-rdma/rxe/resp/*"]),
                 // Soft-RoCE could not set its device up; the core could not pin a user buffer.
                 pat(
-                    r"(?:\b|\[[\d;]*m)rdma_rxe: failed to allocate crc algorithm|\bib_umem_get: failed to get user pages",
+                    r"\brdma_rxe: failed to allocate crc algorithm|\bib_umem_get: failed to get user pages",
                     &["linux-rdma/rxe/init/*", "linux-rdma/ib_core/umem/*"],
                 ),
                 pat(
@@ -955,11 +955,11 @@ pub(super) static VERBS: Table = Table {
                 // The adapter could not be brought up: mlx5_core's probe, or any RDMA driver's
                 // probe as the driver core reports it.
                 pat(
-                    r"(?:\b|\[[\d;]*m)mlx5_(?:load|init)_one failed with error code (?P<error>-?\d+)",
+                    r"\bmlx5_(?:load|init)_one failed with error code (?P<error>-?\d+)",
                     &["linux-rdma/mlx5_core/main/*"],
                 ),
                 pat(
-                    r"(?:\b|\[[\d;]*m)(?:mlx[45]_core|mlx[45]_ib|efa|bnxt_re|irdma|qedr|hns_roce_hw_v2|erdma|mana_ib|rdma_rxe|siw): probe of \S+ failed with error (?P<error>-?\d+)|\bprobe with driver (?:mlx[45]_core|mlx[45]_ib|efa|bnxt_re|irdma|qedr|hns_roce_hw_v2|erdma|mana_ib) failed with error (?P<retcode>-?\d+)",
+                    r"\b(?:mlx[45]_core|mlx[45]_ib|efa|bnxt_re|irdma|qedr|hns_roce_hw_v2|erdma|mana_ib|rdma_rxe|siw): probe of \S+ failed with error (?P<error>-?\d+)|\bprobe with driver (?:mlx[45]_core|mlx[45]_ib|efa|bnxt_re|irdma|qedr|hns_roce_hw_v2|erdma|mana_ib) failed with error (?P<retcode>-?\d+)",
                     &["linux-rdma/driver-core/*"],
                 ),
                 // mlx5_core's failed firmware command (mlx5_cmd_check, later mlx5_cmd_out_err).
