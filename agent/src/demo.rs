@@ -367,3 +367,46 @@ pub fn describe(report: &DemoReport) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::connections::analyze;
+    use crate::capture_file::reader::Reader;
+
+    /// The live demo's window opens wherever the log line puts it, so on any packet of
+    /// the schedule: from every one of the first few, the analysis still answers each
+    /// queue pair's AckReq requests with its own ACKs and finds c2's stall.
+    #[test]
+    fn the_analysis_finds_the_stall_wherever_the_window_opens() {
+        let (_, packets) = schedule();
+        let mut frame = Vec::new();
+        for start in 0..24 {
+            let mut pcap = Vec::new();
+            let frames = packets[start..].iter().map(|(at, payload, forward)| {
+                let (src, dst) = if *forward {
+                    (REQUESTER, RESPONDER)
+                } else {
+                    (RESPONDER, REQUESTER)
+                };
+                traffic::frame(src, dst, 49152, payload, &mut frame);
+                (at.as_nanos() as i64, frame.clone())
+            });
+            traffic::write_pcap(&mut pcap, 128, frames).expect("pcap");
+            let mut reader = Reader::new(pcap.as_slice()).expect("reader");
+            let report = analyze(&mut reader, &mut |_| ()).expect("analysis");
+            let conn = |qp: &str| {
+                report
+                    .connections
+                    .iter()
+                    .find(|c| c.dest_qp == qp)
+                    .unwrap_or_else(|| panic!("start {start}: no {qp}"))
+            };
+            let (c1, c2) = (conn("0x0000c1"), conn("0x0000c2"));
+            assert_eq!(c1.ackreq_unanswered, 0, "start {start}: {c1:?}");
+            assert!(c1.ackreq_answered > 1000, "start {start}: {c1:?}");
+            assert_eq!(c2.stalls, 1, "start {start}: {c2:?}");
+            assert!(c2.max_silence_open, "start {start}: {c2:?}");
+        }
+    }
+}

@@ -13,8 +13,11 @@
 //! an AETH (ACK, NAK, RNR NAK, READ response, atomic ACK) comes back with a PSN at or past
 //! it (NAKs answer only the PSNs before theirs). Responses carry the requester's QP, not
 //! the responder's, so the reverse connection is *paired* with a request connection of
-//! the same address pair the first time one of its AETH PSNs equals a pending PSN there
-//! (or when the address pair has only one request connection). Pending requests are kept
+//! the same address pair the first time one of its AETH PSNs equals a pending PSN there.
+//! Until then, when the address pair has only one request connection and it has sent
+//! that PSN, the packet answers it, unremembered: a window can open between one queue
+//! pair's last request and another's ACK, and a pairing fixed on that guess would leave
+//! the right connection unanswered for good. Pending requests are kept
 //! per connection up to [`MAX_PENDING`]; older ones are given up on and counted.
 //!
 //! A connection has *outstanding* requests while one is pending or a multi-packet
@@ -417,10 +420,17 @@ impl Tracker {
         if let Some(s) = aeth {
             step.nak = nak_kind(s);
             let inclusive = step.nak.is_none();
-            let peer = peer.or_else(|| self.pair(key, psn));
-            if let Some(pk) = peer {
-                if let Some(c) = self.conns.get_mut(&key) {
-                    c.peer = Some(pk);
+            // A pairing is remembered only when a PSN matched; a guess answers this
+            // packet alone, so a wrong one cannot starve the right connection.
+            let found = match peer {
+                Some(pk) => Some((pk, true)),
+                None => self.pair(key, psn),
+            };
+            if let Some((pk, sure)) = found {
+                if sure {
+                    if let Some(c) = self.conns.get_mut(&key) {
+                        c.peer = Some(pk);
+                    }
                 }
                 if let Some(f) = self.conns.get_mut(&pk) {
                     step.answered = f.answered_by(psn, inclusive, ts);
@@ -431,9 +441,11 @@ impl Tracker {
         step
     }
 
-    /// The request connection that the responses on `resp` (B → A) answer: the one of
-    /// A → B with a pending request at `psn`, or the only one.
-    fn pair(&self, resp: ConnKey, psn: u32) -> Option<ConnKey> {
+    /// The request connection that the responses on `resp` (B → A) answer, and whether
+    /// that is sure: the one of A → B with a pending request at `psn` (sure), else the
+    /// only one, if it has sent `psn` already (a guess: a window can open between one
+    /// queue pair's request and another's ACK).
+    fn pair(&self, resp: ConnKey, psn: u32) -> Option<(ConnKey, bool)> {
         let (b, a, _) = resp;
         let qps = self.requesters.get(&(a, b))?;
         let exact = qps.iter().find(|&&qp| {
@@ -442,8 +454,12 @@ impl Tracker {
                 .is_some_and(|c| c.pending.iter().any(|&(p, _)| p == psn))
         });
         match (exact, qps.as_slice()) {
-            (Some(&qp), _) => Some((a, b, qp)),
-            (None, [qp]) => Some((a, b, *qp)),
+            (Some(&qp), _) => Some(((a, b, qp), true)),
+            (None, [qp]) => {
+                let sent = self.conns.get(&(a, b, *qp))?.last_psn?;
+                // An answer is at most one past the last request (a NAK's expected PSN).
+                (psn_distance(psn, sent) <= 1).then_some(((a, b, *qp), false))
+            }
             _ => None,
         }
     }
