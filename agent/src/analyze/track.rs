@@ -145,6 +145,9 @@ pub struct Step {
     pub answered: u32,
     /// That paired connection's index, when `answered > 0`.
     pub answered_conn: Option<u32>,
+    /// When the oldest of the requests it answered was sent (when `answered > 0`): the
+    /// answer's latency is the packet's time minus this.
+    pub answered_since: i64,
     /// Pending requests given up on because the queue was full.
     pub overflowed: u32,
 }
@@ -218,21 +221,24 @@ impl Conn {
 
     /// An answer at `psn` received at `ts` (`inclusive`: it answers `psn` itself too, as an
     /// ACK does and a NAK does not): drops the pending requests it answers; returns how
-    /// many.
+    /// many, and when the oldest of them was sent.
     #[inline]
-    fn answered_by(&mut self, psn: u32, inclusive: bool, ts: i64) -> u32 {
-        let mut n = 0;
-        while let Some(&(p, _)) = self.pending.front() {
+    fn answered_by(&mut self, psn: u32, inclusive: bool, ts: i64) -> (u32, i64) {
+        let (mut n, mut since) = (0, ts);
+        while let Some(&(p, sent)) = self.pending.front() {
             let d = psn_distance(p, psn);
             if d < 0 || (d == 0 && inclusive) {
                 self.pending.pop_front();
+                if n == 0 {
+                    since = sent;
+                }
                 n += 1;
             } else {
                 break;
             }
         }
         self.last_answer_ts = self.last_answer_ts.max(ts);
-        n
+        (n, since)
     }
 }
 
@@ -433,7 +439,7 @@ impl Tracker {
                     }
                 }
                 if let Some(f) = self.conns.get_mut(&pk) {
-                    step.answered = f.answered_by(psn, inclusive, ts);
+                    (step.answered, step.answered_since) = f.answered_by(psn, inclusive, ts);
                     step.answered_conn = Some(f.id);
                 }
             }

@@ -35,60 +35,99 @@ pub struct Transport<'a> {
     truncated: bool,
 }
 
+/// Where an opcode's extended headers sit in a packet of `len` bytes (from the BTH), where
+/// they end, and whether one is cut off.
+fn layout(opcode: Opcode, len: usize) -> (Offsets, usize, bool) {
+    let ExtHeaders {
+        rdeth,
+        deth,
+        xrceth,
+        reth,
+        atomic_eth,
+        aeth,
+        atomic_ack_eth,
+        immdt,
+        ieth,
+        cnp,
+    } = opcode.ext_headers();
+    let mut off = Offsets::default();
+    let mut pos = bth::HEADER_LEN;
+    let mut truncated = false;
+    // Wire order per IBTA vol. 1 §9.2.
+    let layout: [(bool, usize, &mut u8); 10] = [
+        (rdeth, rdeth::HEADER_LEN, &mut off.rdeth),
+        (deth, deth::HEADER_LEN, &mut off.deth),
+        (xrceth, xrceth::HEADER_LEN, &mut off.xrceth),
+        (reth, reth::HEADER_LEN, &mut off.reth),
+        (atomic_eth, atomic_eth::HEADER_LEN, &mut off.atomic_eth),
+        (aeth, aeth::HEADER_LEN, &mut off.aeth),
+        (
+            atomic_ack_eth,
+            atomic_ack_eth::HEADER_LEN,
+            &mut off.atomic_ack_eth,
+        ),
+        (immdt, immdt::HEADER_LEN, &mut off.immdt),
+        (ieth, ieth::HEADER_LEN, &mut off.ieth),
+        (cnp, cnp::HEADER_LEN, &mut off.cnp),
+    ];
+    for (present, hlen, slot) in layout {
+        if !present {
+            continue;
+        }
+        if pos + hlen > len {
+            truncated = true;
+            break;
+        }
+        // At most 12 + 4 + 8 + 4 + 28 + … < 256: fits in u8.
+        *slot = pos as u8;
+        pos += hlen;
+    }
+    (off, pos.min(len), truncated)
+}
+
+/// An opcode byte's [`Opcode`] and the layout of a packet that holds all its headers.
+#[derive(Debug, Clone, Copy)]
+struct FullLayout {
+    opcode: Opcode,
+    off: Offsets,
+    end: u8,
+}
+
+/// [`FullLayout`] of every opcode byte, worked out once.
+fn layouts() -> &'static [FullLayout; 256] {
+    static TABLE: std::sync::OnceLock<[FullLayout; 256]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        std::array::from_fn(|byte| {
+            let opcode = Opcode::from(byte as u8);
+            let (off, end, _) = layout(opcode, usize::MAX);
+            FullLayout {
+                opcode,
+                off,
+                end: u8::try_from(end).unwrap_or(u8::MAX),
+            }
+        })
+    })
+}
+
 impl<'a> Transport<'a> {
     /// Locates the BTH and the extended headers at the start of `data`.
+    #[inline]
     pub fn parse(data: &'a [u8]) -> Result<Transport<'a>> {
         let bth = bth::Packet::new_checked(data)?;
-        let opcode = bth.opcode();
-        let ExtHeaders {
-            rdeth,
-            deth,
-            xrceth,
-            reth,
-            atomic_eth,
-            aeth,
-            atomic_ack_eth,
-            immdt,
-            ieth,
-            cnp,
-        } = opcode.ext_headers();
-        let mut off = Offsets::default();
-        let mut pos = bth::HEADER_LEN;
-        let mut truncated = false;
-        // Wire order per IBTA vol. 1 §9.2.
-        let layout: [(bool, usize, &mut u8); 10] = [
-            (rdeth, rdeth::HEADER_LEN, &mut off.rdeth),
-            (deth, deth::HEADER_LEN, &mut off.deth),
-            (xrceth, xrceth::HEADER_LEN, &mut off.xrceth),
-            (reth, reth::HEADER_LEN, &mut off.reth),
-            (atomic_eth, atomic_eth::HEADER_LEN, &mut off.atomic_eth),
-            (aeth, aeth::HEADER_LEN, &mut off.aeth),
-            (
-                atomic_ack_eth,
-                atomic_ack_eth::HEADER_LEN,
-                &mut off.atomic_ack_eth,
-            ),
-            (immdt, immdt::HEADER_LEN, &mut off.immdt),
-            (ieth, ieth::HEADER_LEN, &mut off.ieth),
-            (cnp, cnp::HEADER_LEN, &mut off.cnp),
-        ];
-        for (present, len, slot) in layout {
-            if !present {
-                continue;
-            }
-            if pos + len > data.len() {
-                truncated = true;
-                break;
-            }
-            // At most 12 + 4 + 8 + 4 + 28 + … < 256: fits in u8.
-            *slot = pos as u8;
-            pos += len;
-        }
+        // The layout of a whole packet comes from a table per opcode byte; only a packet
+        // cut inside its extended headers is worked out again.
+        let full = &layouts()[usize::from(data[0])];
+        let (off, end, truncated) = if usize::from(full.end) <= data.len() {
+            (full.off, usize::from(full.end), false)
+        } else {
+            layout(full.opcode, data.len())
+        };
+        debug_assert_eq!(bth.opcode(), full.opcode);
         Ok(Transport {
             data,
-            opcode,
+            opcode: full.opcode,
             off,
-            headers_end: pos.min(data.len()),
+            headers_end: end,
             truncated,
         })
     }
@@ -182,6 +221,28 @@ mod tests {
         let mut b = [0u8; 12];
         b[0] = opcode;
         b
+    }
+
+    /// The table per opcode byte gives what working the layout out for the packet's length
+    /// gives, for every opcode byte cut at every length.
+    #[test]
+    fn the_layout_table_agrees_with_the_layout_at_every_length() {
+        let mut data = [0u8; 96];
+        for byte in 0..=255u8 {
+            data[0] = byte;
+            for len in 0..data.len() {
+                let Ok(t) = Transport::parse(&data[..len]) else {
+                    assert!(len < bth::HEADER_LEN, "{byte:#x} at {len}");
+                    continue;
+                };
+                let (off, end, truncated) = layout(Opcode::from(byte), len);
+                assert_eq!(
+                    (t.opcode, t.off, t.headers_end, t.truncated),
+                    (Opcode::from(byte), off, end, truncated),
+                    "{byte:#x} at {len}"
+                );
+            }
+        }
     }
 
     #[test]

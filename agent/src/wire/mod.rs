@@ -176,12 +176,31 @@ pub enum Encap {
 }
 
 /// A network-layer address of a RoCE/IB packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Addr {
     /// An IP address (RoCE v2) or a GID formatted as IPv6 (RoCE v1, native IB with GRH).
     Ip(IpAddr),
     /// A local identifier (native IB without GRH).
     Lid(u16),
+}
+
+/// One word per address (two for IPv6), where the derived hash would feed the hasher
+/// both enum tags, a length and the octets one chunk at a time: the analysis looks a
+/// connection up by two addresses for every packet. Equal addresses write the same
+/// words, as `Eq` requires; an IPv4 address and a LID may collide, which `Eq` settles.
+impl std::hash::Hash for Addr {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Addr::Ip(IpAddr::V4(a)) => state.write_u64(u64::from(u32::from(*a))),
+            Addr::Ip(IpAddr::V6(a)) => {
+                let v = u128::from(*a);
+                state.write_u64((v >> 64) as u64 | 1 << 63);
+                state.write_u64(v as u64);
+            }
+            Addr::Lid(l) => state.write_u64(1 << 32 | u64::from(*l)),
+        }
+    }
 }
 
 impl fmt::Display for Addr {

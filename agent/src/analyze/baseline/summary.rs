@@ -3,8 +3,6 @@
 //! from packets. Pure: packets and their times in, summaries out; no clock, no
 //! I/O, no allocation per packet once a class has been seen.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::track::{NakKind, PsnStep, Tracker};
@@ -154,10 +152,10 @@ impl Summary {
 /// The running interval of one interface.
 struct Open {
     start_ns: i64,
-    classes: BTreeMap<u8, Summary>,
+    /// One summary per class seen, in the order first seen (a few at most: a linear
+    /// search beats a map per packet); sorted by class when closed.
+    classes: Vec<Summary>,
     tracker: Tracker,
-    /// When each connection (by tracker index) last sent an AckReq not yet answered.
-    asked: BTreeMap<u32, i64>,
     /// Answer latencies this interval, µs (bounded).
     latencies: Vec<f64>,
 }
@@ -173,7 +171,9 @@ pub struct Summarizer {
     interval_ns: i64,
     /// One interval holding everything ([`Summarizer::whole`]).
     whole: bool,
-    open: BTreeMap<String, Open>,
+    /// The running interval per interface, in the order first seen (a handful: found by
+    /// a linear search, once per packet); closed ones come out by interface name.
+    open: Vec<(String, Open)>,
     /// Names of interfaces without an `if_name`, by interface id (made once each).
     unnamed: Vec<String>,
 }
@@ -184,7 +184,7 @@ impl Summarizer {
         Summarizer {
             interval_ns: interval_ns.max(1_000_000),
             whole: false,
-            open: BTreeMap::new(),
+            open: Vec::new(),
             unnamed: Vec::new(),
         }
     }
@@ -202,11 +202,12 @@ impl Summarizer {
     /// Closes a [`Summarizer::whole`]: every interface and class as one summary
     /// from `start_ns` to `end_ns` (its rates are over that span).
     pub fn finish_whole(&mut self, start_ns: i64, end_ns: i64) -> Vec<Summary> {
-        let open = std::mem::take(&mut self.open);
+        let mut open = std::mem::take(&mut self.open);
+        open.sort_by(|a, b| a.0.cmp(&b.0));
         let mut out = Vec::new();
-        for (k, mut o) in open {
+        for (_, mut o) in open {
             o.start_ns = start_ns;
-            out.extend(self.close(&k, o, end_ns).map(|mut s| {
+            out.extend(self.close(o, end_ns).map(|mut s| {
                 s.start_ns = start_ns;
                 s
             }));
@@ -254,39 +255,47 @@ impl Summarizer {
             ts - ts.rem_euclid(self.interval_ns)
         };
         let mut closed = Vec::new();
-        // A packet of the running interval looks its interface up twice (here and
-        // for the update below); the map changes only when an interval closes or an
-        // interface is first seen.
-        let current = self.open.get(interface).map(|o| o.start_ns == start);
-        if current != Some(true) {
-            if let Some(o) = self.open.remove(interface) {
-                closed = self.finish(interface, o);
-            }
-            self.open.insert(
-                interface.to_string(),
-                Open {
+        let at = match self.open.iter().position(|(n, _)| n == interface) {
+            Some(i) if self.open[i].1.start_ns == start => i,
+            found => {
+                let fresh = Open {
                     start_ns: start,
-                    classes: BTreeMap::new(),
+                    classes: Vec::new(),
                     tracker: Tracker::with_limit(TRACKED),
-                    asked: BTreeMap::new(),
                     latencies: Vec::new(),
-                },
-            );
-        }
-        let Some(o) = self.open.get_mut(interface) else {
-            return closed;
+                };
+                match found {
+                    Some(i) => {
+                        let o = std::mem::replace(&mut self.open[i].1, fresh);
+                        closed = self.finish(o);
+                        i
+                    }
+                    None => {
+                        self.open.push((interface.to_string(), fresh));
+                        self.open.len() - 1
+                    }
+                }
+            }
         };
+        let o = &mut self.open[at].1;
         let frame = wire::parse_frame(linktype, data);
         let class = match &frame {
             Frame::Roce(r) => r.dscp.unwrap_or(NO_CLASS),
             _ => NO_CLASS,
         };
-        let s = o.classes.entry(class).or_insert_with(|| Summary {
-            start_ns: start,
-            interface: interface.to_string(),
-            class,
-            ..Summary::default()
-        });
+        let i = match o.classes.iter().position(|s| s.class == class) {
+            Some(i) => i,
+            None => {
+                o.classes.push(Summary {
+                    start_ns: start,
+                    interface: interface.to_string(),
+                    class,
+                    ..Summary::default()
+                });
+                o.classes.len() - 1
+            }
+        };
+        let s = &mut o.classes[i];
         s.packets += 1;
         s.bytes += u64::from(orig_len);
         let bucket = SIZE_BUCKETS
@@ -315,15 +324,9 @@ impl Summarizer {
                     PsnStep::Duplicate => s.duplicates += 1,
                     _ => {}
                 }
-                if step.ackreq {
-                    o.asked.entry(step.conn).or_insert(ts);
-                }
-                if let Some(c) = step.answered_conn {
-                    if let Some(at) = o.asked.remove(&c) {
-                        if o.latencies.len() < MAX_LATENCIES {
-                            o.latencies.push((ts - at) as f64 / 1e3);
-                        }
-                    }
+                // From the oldest request the packet answered.
+                if step.answered > 0 && o.latencies.len() < MAX_LATENCIES {
+                    o.latencies.push((ts - step.answered_since) as f64 / 1e3);
                 }
             }
             Frame::MacControl(p) => {
@@ -349,29 +352,24 @@ impl Summarizer {
         if self.whole {
             return Vec::new();
         }
-        let due: Vec<String> = self
-            .open
-            .iter()
-            .filter(|(_, o)| o.start_ns.saturating_add(self.interval_ns) <= now_ns)
-            .map(|(k, _)| k.clone())
-            .collect();
-        let mut out = Vec::new();
-        for k in due {
-            if let Some(o) = self.open.remove(&k) {
-                out.extend(self.finish(&k, o));
-            }
-        }
-        out
+        let interval = self.interval_ns;
+        let (mut due, open): (Vec<_>, Vec<_>) = std::mem::take(&mut self.open)
+            .into_iter()
+            .partition(|(_, o)| o.start_ns.saturating_add(interval) <= now_ns);
+        self.open = open;
+        due.sort_by(|a, b| a.0.cmp(&b.0));
+        due.into_iter().flat_map(|(_, o)| self.finish(o)).collect()
     }
 
-    fn finish(&self, interface: &str, o: Open) -> Vec<Summary> {
+    fn finish(&self, o: Open) -> Vec<Summary> {
         let end = o.start_ns.saturating_add(self.interval_ns);
-        self.close(interface, o, end).collect()
+        self.close(o, end).collect()
     }
 
-    fn close(&self, _interface: &str, mut o: Open, end_ns: i64) -> impl Iterator<Item = Summary> {
+    fn close(&self, mut o: Open, end_ns: i64) -> impl Iterator<Item = Summary> {
         let ack = percentiles(&mut o.latencies);
-        o.classes.into_values().map(move |mut s| {
+        o.classes.sort_by_key(|s| s.class);
+        o.classes.into_iter().map(move |mut s| {
             s.end_ns = end_ns;
             if s.class != NO_CLASS {
                 s.ack_us = ack;
@@ -389,4 +387,62 @@ fn percentiles(v: &mut [f64]) -> Option<[f64; 2]> {
     v.sort_by(f64::total_cmp);
     let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
     Some([at(0.5), at(0.99)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::traffic;
+    use std::net::Ipv4Addr;
+
+    const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+    const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+
+    /// A RoCE v2 frame: `opcode` to `qp` at `psn`, AckReq set, an AETH (an ACK) if `ack`.
+    fn roce(from_a: bool, opcode: u8, qp: u32, psn: u32, ack: bool) -> Vec<u8> {
+        let mut bth = vec![opcode, 0, 0xff, 0xff, 0];
+        bth.extend_from_slice(&qp.to_be_bytes()[1..]);
+        bth.push(0x80);
+        bth.extend_from_slice(&psn.to_be_bytes()[1..]);
+        if ack {
+            bth.extend_from_slice(&[0x1f, 0, 0, 1]);
+        }
+        let (src, dst) = if from_a { (A, B) } else { (B, A) };
+        let mut out = Vec::new();
+        traffic::frame(src, dst, 49152, &bth, &mut out);
+        out
+    }
+
+    /// Each answer's latency runs from the oldest request it answers: two requests
+    /// answered together, one alone, and two answered one by one.
+    #[test]
+    fn ack_latency_runs_from_the_oldest_request_answered() {
+        let mut s = Summarizer::new(1_000_000_000);
+        let us = |t: i64| 5_000_000_000 + t * 1000;
+        const SEND_ONLY: u8 = 0x04;
+        const ACK: u8 = 0x11;
+        let packets = [
+            (0, true, SEND_ONLY, 5),
+            (10, true, SEND_ONLY, 6),
+            (50, false, ACK, 6), // both: 50 µs
+            (100, true, SEND_ONLY, 7),
+            (120, false, ACK, 7), // 20 µs
+            (200, true, SEND_ONLY, 8),
+            (210, true, SEND_ONLY, 9),
+            (230, false, ACK, 8), // 30 µs
+            (270, false, ACK, 9), // 60 µs
+        ];
+        for (t, from_a, op, psn) in packets {
+            let qp = if from_a { 0x11 } else { 0x22 };
+            let f = roce(from_a, op, qp, psn, op == ACK);
+            let closed = s.packet("eth0", wire::linktype::ETHERNET, us(t), &f, f.len() as u32);
+            assert!(closed.is_empty());
+        }
+        let out = s.tick(6_000_000_000);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].packets, 9);
+        assert_eq!(out[0].qps, 2);
+        // Latencies 20, 30, 50, 60: the median and p99 by nearest rank.
+        assert_eq!(out[0].ack_us, Some([50.0, 60.0]));
+    }
 }
