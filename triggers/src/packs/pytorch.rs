@@ -452,10 +452,11 @@ pub(super) static PYTORCH: Table = Table {
                     ),
                     &["pytorch/pgnccl/store-get-error-roots-connection-reset"],
                 ),
-                // The heartbeat monitor lost the store (its server gone, the connection reset).
+                // The heartbeat monitor lost the store (its server gone, the connection reset);
+                // 2.2-2.3 said it as "exception dump flag" (LOG(ERROR)).
                 pat(
-                    r#"Failed to check the "should dump" flag on TCPStore"#,
-                    &["pytorch/pgnccl/should-dump-flag-failed"],
+                    r#"Failed to check the "should dump" flag on TCPStore|\] Failed to get exception dump flag from the global store\."#,
+                    &["pytorch/pgnccl/should-dump-flag-failed", "pytorch/pgnccl/exception-dump-flag-failed"],
                 ),
                 // Its successor (2.7+): the signals ranks pass through the store.
                 pat(
