@@ -429,11 +429,11 @@ impl Tracker {
             // A pairing is remembered only when a PSN matched; a guess answers this
             // packet alone, so a wrong one cannot starve the right connection.
             let found = match peer {
-                Some(pk) => Some((pk, true)),
+                Some(pk) => Some((pk, false)),
                 None => self.pair(key, psn),
             };
-            if let Some((pk, sure)) = found {
-                if sure {
+            if let Some((pk, remember)) = found {
+                if remember {
                     if let Some(c) = self.conns.get_mut(&key) {
                         c.peer = Some(pk);
                     }

@@ -367,7 +367,12 @@ fn fast_roce_v4(data: &[u8]) -> Option<Frame<'_>> {
         return None;
     }
     let payload = &ip_payload[8..udp_len.min(ip_payload.len())];
-    let addr = |at: usize| core::net::Ipv4Addr::new(ip[at], ip[at + 1], ip[at + 2], ip[at + 3]);
+    // The fixed header as an array (`ihl >= 20` was checked): constant indexes, no
+    // bounds checks, the addresses read as words.
+    let fixed: &[u8; 20] = ip.first_chunk()?;
+    let addr = |at: usize| {
+        core::net::Ipv4Addr::from([fixed[at], fixed[at + 1], fixed[at + 2], fixed[at + 3]])
+    };
     Some(match ib::Transport::parse(payload) {
         Ok(transport) => Frame::Roce(Roce {
             encap: Encap::RoceV2,
@@ -601,7 +606,12 @@ pub fn ipv4_fragment(linktype: u32, data: &[u8]) -> Option<Ipv4Fragment> {
     if !more && offset == 0 {
         return None;
     }
-    let addr = |at: usize| core::net::Ipv4Addr::new(ip[at], ip[at + 1], ip[at + 2], ip[at + 3]);
+    // The fixed header as an array (`ihl >= 20` was checked): constant indexes, no
+    // bounds checks, the addresses read as words.
+    let fixed: &[u8; 20] = ip.first_chunk()?;
+    let addr = |at: usize| {
+        core::net::Ipv4Addr::from([fixed[at], fixed[at + 1], fixed[at + 2], fixed[at + 3]])
+    };
     Some(Ipv4Fragment {
         src: addr(12),
         dst: addr(16),
