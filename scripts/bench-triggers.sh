@@ -61,7 +61,7 @@ def translate(p):
     if icase: p = p[4:]
     p = re.sub(r"\(\?P<\w+>", "(", p).replace("(?:", "(")
     p = fold_groups(p)
-    p = p.replace("[^\\r\\n]", ".")
+    p = p.replace("[^\\r\\n]", ".").replace("[^\\n]", ".")
     # A bounded gap `{0,N}` makes GNU grep's DFA blow up (minutes for 50 MB); `*`
     # selects a superset, and the check below makes sure it selects the same lines.
     p = re.sub(r"(?<!\\)\{0,\d+\}\??", "*", p)
@@ -71,7 +71,9 @@ def translate(p):
         if c == "\\" and i + 1 < len(p):
             n = p[i+1]
             if inb:
-                out.append({"d": "0-9", "w": "[:alnum:]_", "s": "[:space:]", "]": "]"}.get(n, "\\" + n if n not in ".-" else n))
+                # `\r`, `\n` never occur inside a line; in ERE brackets `\` is literal, so
+                # `[^'\r\n]` would exclude backslash, r and n.
+                out.append({"d": "0-9", "w": "[:alnum:]_", "s": "[:space:]", "]": "]", "r": "", "n": "", "t": "\t"}.get(n, "\\" + n if n not in ".-" else n))
             else:
                 out.append({"d": "[0-9]", "w": "[[:alnum:]_]", "s": "[[:space:]]", "S": "[^[:space:]]"}.get(n, "\\" + n))
             i += 2; continue
@@ -85,6 +87,11 @@ def translate(p):
             out.append(c); i += 2; continue
         if icase and c.isalpha() and not inb:
             out.append("[" + c.lower() + c.upper() + "]"); i += 1; continue
+        # (?i) inside a bracket: `a-f` gains `A-F`, a letter its other case.
+        if icase and inb and c.isalpha() and p[i+1:i+2] == "-" and p[i+2:i+3].isalpha():
+            out.append(c + "-" + p[i+2] + c.swapcase() + "-" + p[i+2].swapcase()); i += 3; continue
+        if icase and inb and c.isalpha():
+            out.append(c + c.swapcase()); i += 1; continue
         out.append(c); i += 1
     # (`[^\]]` became `[^]]`: a `]` first in a bracket is literal in ERE)
     return "".join(out)
@@ -95,7 +102,7 @@ PY
 # Same lines selected?
 T_LINES=$("$BIN" triggers test --json "$WORK/lines.txt" 2>/dev/null | python3 -c 'import sys,json; print(len({json.loads(l)["line_no"] for l in sys.stdin}))')
 G_LINES=$(LC_ALL=C grep -E -c -f "$WORK/patterns.ere" "$WORK/lines.txt")
-echo "corpus lines selected: tripcap $T_LINES, grep $G_LINES (of $(wc -l < "$WORK/lines.txt"))"
+echo "corpus lines selected: tripcap $T_LINES, grep $G_LINES (of $(wc -l < "$WORK/lines.txt"); grep has no \`unless\`, so it also selects the lines a pack vetoes)"
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # Output goes to a file: GNU grep stops at the first match when stdout is /dev/null.

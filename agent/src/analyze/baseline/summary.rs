@@ -171,8 +171,8 @@ pub struct Summarizer {
     interval_ns: i64,
     /// One interval holding everything ([`Summarizer::whole`]).
     whole: bool,
-    /// The running interval per interface, in the order first seen (a handful: found by
-    /// a linear search, once per packet); closed ones come out by interface name.
+    /// The running interval per interface, sorted by name (found by a binary search,
+    /// once per packet; a file may name thousands of interfaces).
     open: Vec<(String, Open)>,
     /// Names of interfaces without an `if_name`, by interface id (made once each).
     unnamed: Vec<String>,
@@ -202,8 +202,7 @@ impl Summarizer {
     /// Closes a [`Summarizer::whole`]: every interface and class as one summary
     /// from `start_ns` to `end_ns` (its rates are over that span).
     pub fn finish_whole(&mut self, start_ns: i64, end_ns: i64) -> Vec<Summary> {
-        let mut open = std::mem::take(&mut self.open);
-        open.sort_by(|a, b| a.0.cmp(&b.0));
+        let open = std::mem::take(&mut self.open);
         let mut out = Vec::new();
         for (_, mut o) in open {
             o.start_ns = start_ns;
@@ -255,8 +254,11 @@ impl Summarizer {
             ts - ts.rem_euclid(self.interval_ns)
         };
         let mut closed = Vec::new();
-        let at = match self.open.iter().position(|(n, _)| n == interface) {
-            Some(i) if self.open[i].1.start_ns == start => i,
+        let found = self
+            .open
+            .binary_search_by(|(n, _)| n.as_str().cmp(interface));
+        let at = match found {
+            Ok(i) if self.open[i].1.start_ns == start => i,
             found => {
                 let fresh = Open {
                     start_ns: start,
@@ -265,14 +267,14 @@ impl Summarizer {
                     latencies: Vec::new(),
                 };
                 match found {
-                    Some(i) => {
+                    Ok(i) => {
                         let o = std::mem::replace(&mut self.open[i].1, fresh);
                         closed = self.finish(o);
                         i
                     }
-                    None => {
-                        self.open.push((interface.to_string(), fresh));
-                        self.open.len() - 1
+                    Err(i) => {
+                        self.open.insert(i, (interface.to_string(), fresh));
+                        i
                     }
                 }
             }
@@ -353,11 +355,15 @@ impl Summarizer {
             return Vec::new();
         }
         let interval = self.interval_ns;
-        let (mut due, open): (Vec<_>, Vec<_>) = std::mem::take(&mut self.open)
+        let due = |o: &Open| o.start_ns.saturating_add(interval) <= now_ns;
+        if !self.open.iter().any(|(_, o)| due(o)) {
+            return Vec::new();
+        }
+        // Both halves stay sorted by name.
+        let (due, open): (Vec<_>, Vec<_>) = std::mem::take(&mut self.open)
             .into_iter()
-            .partition(|(_, o)| o.start_ns.saturating_add(interval) <= now_ns);
+            .partition(|(_, o)| due(o));
         self.open = open;
-        due.sort_by(|a, b| a.0.cmp(&b.0));
         due.into_iter().flat_map(|(_, o)| self.finish(o)).collect()
     }
 
