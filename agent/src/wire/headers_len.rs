@@ -20,9 +20,8 @@
 //! The result never exceeds the frame's length. [`roce_layout`] gives the offsets of each
 //! header, which the ring's codec (`ring::codec`) uses to find the fields it predicts.
 
-use super::bth::{self, Opcode};
-use super::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, rdeth, reth, xrceth};
-use super::{erf, grh, linktype, lrh, ETHERTYPE_ROCE_V1, ROCE_V2_PORT};
+use super::bth::Opcode;
+use super::{erf, grh, ib, linktype, lrh, ETHERTYPE_ROCE_V1, ROCE_V2_PORT};
 
 /// Bytes kept of frames that are not RoCE with a known opcode (ARP, PFC, TCP, …).
 pub const NON_ROCE_BOUND: usize = 128;
@@ -206,71 +205,19 @@ fn native_ib(frame: &[u8], at: usize) -> Option<RoceLayout> {
     }
 }
 
-/// Where an opcode's extended headers lie, as offsets from the end of the BTH.
-#[derive(Debug, Clone, Copy, Default)]
-struct ExtLayout {
-    /// Bytes of extended headers.
-    len: u8,
-    reth: Option<u8>,
-    aeth: Option<u8>,
-    known: bool,
-}
-
-impl ExtLayout {
-    /// The layout of `opcode`'s extended headers, in IBTA wire order.
-    fn of(opcode: u8) -> ExtLayout {
-        let opcode = Opcode::from(opcode);
-        let ext = opcode.ext_headers();
-        let mut l = ExtLayout {
-            known: !matches!(opcode, Opcode::Unknown(_)),
-            ..ExtLayout::default()
-        };
-        let mut pos = 0usize;
-        let order = [
-            (ext.rdeth, rdeth::HEADER_LEN, None),
-            (ext.deth, deth::HEADER_LEN, None),
-            (ext.xrceth, xrceth::HEADER_LEN, None),
-            (ext.reth, reth::HEADER_LEN, Some(&mut l.reth)),
-            (ext.atomic_eth, atomic_eth::HEADER_LEN, None),
-            (ext.aeth, aeth::HEADER_LEN, Some(&mut l.aeth)),
-            (ext.atomic_ack_eth, atomic_ack_eth::HEADER_LEN, None),
-            (ext.immdt, immdt::HEADER_LEN, None),
-            (ext.ieth, ieth::HEADER_LEN, None),
-            (ext.cnp, cnp::HEADER_LEN, None),
-        ];
-        for (present, len, slot) in order {
-            if present {
-                if let Some(slot) = slot {
-                    *slot = u8::try_from(pos).ok();
-                }
-                pos += len;
-            }
-        }
-        l.len = u8::try_from(pos).unwrap_or(u8::MAX);
-        l
-    }
-}
-
-/// [`ExtLayout`] of every opcode byte, worked out once: the capture thread
-/// cuts every packet with it.
-fn ext_layout(opcode: u8) -> ExtLayout {
-    static TABLE: std::sync::OnceLock<[ExtLayout; 256]> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| std::array::from_fn(|op| ExtLayout::of(op as u8)))[usize::from(opcode)]
-}
-
 /// The BTH at `at` and the extended headers its opcode announces.
 fn transport(frame: &[u8], at: usize) -> Option<RoceLayout> {
-    let ext = ext_layout(*frame.get(at)?);
-    let base = at + bth::HEADER_LEN;
+    let full = &ib::layouts()[usize::from(*frame.get(at)?)];
+    let from_bth = |off: u8| (off != 0).then(|| at + usize::from(off));
     Some(RoceLayout {
         bth: at,
-        known_opcode: ext.known,
+        known_opcode: !matches!(full.opcode, Opcode::Unknown(_)),
         management: frame
             .get(at + 5..at + 8)
             .is_some_and(|qp| qp == [0, 0, 0] || qp == [0, 0, 1]),
-        reth: ext.reth.map(|o| base + usize::from(o)),
-        aeth: ext.aeth.map(|o| base + usize::from(o)),
-        end: base + usize::from(ext.len),
+        reth: from_bth(full.off.reth),
+        aeth: from_bth(full.off.aeth),
+        end: at + usize::from(full.end),
         ..RoceLayout::default()
     })
 }
@@ -278,6 +225,7 @@ fn transport(frame: &[u8], at: usize) -> Option<RoceLayout> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::bth;
 
     fn eth(ethertype: u16) -> Vec<u8> {
         let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1];

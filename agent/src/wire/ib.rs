@@ -12,13 +12,13 @@ use super::{aeth, atomic_ack_eth, atomic_eth, cnp, deth, ieth, immdt, rdeth, ret
 
 /// Offsets (from the start of the BTH) of the extended headers present; 0 = absent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Offsets {
+pub(super) struct Offsets {
     rdeth: u8,
     deth: u8,
     xrceth: u8,
-    reth: u8,
+    pub(super) reth: u8,
     atomic_eth: u8,
-    aeth: u8,
+    pub(super) aeth: u8,
     atomic_ack_eth: u8,
     immdt: u8,
     ieth: u8,
@@ -86,15 +86,19 @@ fn layout(opcode: Opcode, len: usize) -> (Offsets, usize, bool) {
 }
 
 /// An opcode byte's [`Opcode`] and the layout of a packet that holds all its headers.
+/// The one table of extended-header layouts: [`Transport::parse`] reads it, and so does
+/// `headers_len`, which cuts every captured packet with it.
 #[derive(Debug, Clone, Copy)]
-struct FullLayout {
-    opcode: Opcode,
-    off: Offsets,
-    end: u8,
+pub(super) struct FullLayout {
+    pub(super) opcode: Opcode,
+    /// Offsets from the start of the BTH.
+    pub(super) off: Offsets,
+    /// The end of the last extended header, from the start of the BTH.
+    pub(super) end: u8,
 }
 
 /// [`FullLayout`] of every opcode byte, worked out once.
-fn layouts() -> &'static [FullLayout; 256] {
+pub(super) fn layouts() -> &'static [FullLayout; 256] {
     static TABLE: std::sync::OnceLock<[FullLayout; 256]> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         std::array::from_fn(|byte| {
