@@ -208,6 +208,18 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(r"NCCL WARN Could not find real path of", &["nccl/net_ib/realpath*"]),
+                // GPU-initiated networking (GIN) over DOCA GPUNetIO (GDAKI), 2.28-: its QPs and
+                // NICs, and the DOCA calls under them; the mlx5dv wrapper (2.28-).
+                pat(
+                    r"Failed to connect GDAKI QP: |NET/IB : Requested properties for GIN GDAKI NIC|NCCL WARN DOCA (?:failure|Error) -?\d+|NCCL WARN NET/MLX5: (?:Call to \w+ failed with error|lib wrapper not initialized)",
+                    &[
+                        "nccl/net_ib/gdaki-connect-qp-failed",
+                        "nccl/net_ib/gin-gdaki-nic-props",
+                        "nccl/net_ib/gdaki-doca-*",
+                        "nccl/mlx5dvwrap/call-failed-with-error",
+                        "nccl/mlx5dvwrap/lib-wrapper-not-initialized",
+                    ],
+                ),
             ],
             unless: &[],
         },
@@ -233,6 +245,21 @@ pub(super) static NCCL: Table = Table {
                         "nccl/net_ib/unknown-completion*",
                         "nccl/net_ib/invalid-request-index*",
                         "nccl/net_ib/res-invalid-wr-id*",
+                    ],
+                ),
+                // The resiliency layer (2.29-) lost track of its requests or state.
+                pat(
+                    r"NET/IB: (?:\w+: )?(?:Attempting to (?:initiate a (?:replay using an old|failed) request|free a non-existent failed request|repost an unused request)|Unsupported type of request reposting|Unrecognized request type\. |There are still -?\d+ outstanding recovery operations|Failed to allocate failure queue node|Unexpected GoToPrevState result)",
+                    &[
+                        "nccl/net_ib/res-replay-old-request*",
+                        "nccl/net_ib/res-failed-request-not-send*",
+                        "nccl/net_ib/res-free-nonexistent-request*",
+                        "nccl/net_ib/res-repost-unused-request*",
+                        "nccl/net_ib/res-unsupported-repost-type*",
+                        "nccl/net_ib/res-unrecognized-request-type*",
+                        "nccl/net_ib/res-outstanding-recovery-on-destroy*",
+                        "nccl/net_ib/res-failure-queue-alloc-failed*",
+                        "nccl/net_ib/res-unexpected-prev-state*",
                     ],
                 ),
                 pat(
@@ -387,7 +414,7 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(
-                    r"Proxy Call to rank (?P<rank>\d+) failed|Socket recv failed while polling for opId|ncclProxyCallAsync\(\) - Saw abortFlag|(?:Mismatched response size for|Couldn't find|Proxy response for) opId=|Unable to post incomplete proxy op chain|Proxy append (?:out of bounds|mismatch)|(?:Error no|has no) transport for ",
+                    r"Proxy Call to rank (?P<rank>\d+) failed|Socket recv failed while polling for opId|ncclProxyCallAsync\(\) - Saw abortFlag|(?:Mismatched response size for|Couldn't find|Proxy response for) opId=|Unable to post incomplete proxy op chain|Proxy append (?:out of bounds|mismatch|on running operation)|Attempting to dequeue (?:nonexistent async opId|null operation)|Storing response for already completed opId=|ncclProxyConnect: (?:proxyRank|tpRank|peerIndex) -?\d+ out of bounds|\[Proxy Service\] WSAPoll failed|\[Service thread\] (?:shm close|proxy ops shm unlink) failed|RAS received unknown message type|NCCL WARN Could not find pool of op |(?:Error no|has no) transport for ",
                     &[
                         "nccl/proxy/call-to-rank-failed",
                         "nccl/proxy/socket-recv-failed-polling",
@@ -397,6 +424,16 @@ pub(super) static NCCL: Table = Table {
                         "nccl/proxy/response-no-match",
                         "nccl/proxy/incomplete-op-chain",
                         "nccl/proxy/append-*",
+                        "nccl/proxy/dequeue-*",
+                        "nccl/proxy/response-already-completed",
+                        "nccl/proxy/connect-proxy-rank-out-of-bounds",
+                        "nccl/proxy/connect-tp-rank-out-of-bounds",
+                        "nccl/proxy/connect-peer-index-out-of-bounds",
+                        "nccl/proxy/service-wsapoll-failed",
+                        "nccl/proxy/service-shm-close-failed",
+                        "nccl/proxy/ops-shm-unlink-failed",
+                        "nccl/ras-conn/unknown-message-type",
+                        "nccl/proxy/op-pool-not-found",
                         "nccl/proxy/no-transport*",
                     ],
                 ),
@@ -494,13 +531,14 @@ pub(super) static NCCL: Table = Table {
                     &["nccl/shm/*", "nccl/paths/failed-to-find-reverse-path"],
                 ),
                 pat(
-                    r"Mismatched collective detected|Mismatched NCCL version detected|Duplicate GPU detected|Attempt to use communicator before the previous operation returned ncclSuccess|Failed to determine (?:intra|local) ranks|Failed to initialize any NET plugin|GIN Error (?:on gin context|detected)|Legacy IPC cleanup callback failed|(?:commReclaim|ncclProxyStop|commDestroySync): (?:cleanup )?comm \S+ \(?rank",
+                    r"Mismatched collective detected|Mismatched NCCL version detected|Duplicate GPU detected|Attempt to use communicator before the previous operation returned ncclSuccess|Failed to determine (?:intra|local|intra proc) ranks|Failed to initialize any NET plugin|GIN Error (?:on gin context|detected)|Legacy IPC cleanup callback failed|(?:ncclProxyStop|commDestroySync): (?:cleanup )?comm \S+ \(?rank|NCCL WARN commReclaim: (?:cleanup )?comm \S+ \(?rank",
                     &[
                         "nccl/init/mismatched-collective",
                         "nccl/init/version-mismatch",
                         "nccl/init/duplicate-gpu*",
                         "nccl/init/attempt-use-after-error*",
                         "nccl/init/intra-ranks-v1",
+                        "nccl/init/intra-proc-ranks",
                         "nccl/init/local-ranks",
                         "nccl/init/no-net-plugin",
                         "nccl/init/gin-error-*",
@@ -521,15 +559,18 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(
-                    r"hostStreamPlanCallback\(\) failed|Failure in host setup : |: communicator was revoked|[Nn]o algorithm/protocol available|ncclAsyncJobComplete: job \S+ failed|Error waiting for pthread_join ?:|asyncJobLaunch: failed to join thread|PXN should not use host buffers|(?:send|recv)ProxySetup: net plugin returned invalid value|Error : Network returned 0 device|Unrecoverable error detected: malloc",
+                    r"hostStreamPlanCallback\(\) failed|Failure in host setup : |: communicator was revoked|[Nn]o algorithm/protocol (?:nor symKernelId )?available|ncclAsyncJobComplete: job \S+ failed|Error waiting for pthread_join ?:|asyncJobLaunch: failed to join thread|PXN should not use host buffers|(?:send|recv)ProxySetup: (?:coll)?net plugin returned invalid value|Error : Network returned 0 device|Unrecoverable error detected: malloc",
                     &[
                         "nccl/enqueue/host-*",
                         "nccl/enqueue/communicator-revoked",
                         "nccl/enqueue/no-algo-proto*",
+                        "nccl/tuning/no-algo-proto-symkernel",
                         "nccl/group/*",
                         "nccl/net/pxn-host-buffers",
                         "nccl/net/send-proxy-setup-max-p2p-bytes",
                         "nccl/net/recv-proxy-setup-max-p2p-bytes",
+                        "nccl/coll_net/send-proxy-setup-max-coll-bytes",
+                        "nccl/coll_net/recv-proxy-setup-max-coll-bytes",
                         "nccl/net/network-returned-0-device",
                         "nccl/utils/malloc-null*",
                     ],
@@ -663,7 +704,53 @@ pub(super) static NCCL: Table = Table {
                 // The NVML and GDRCopy wrappers: a call into the driver's library failed.
                 pat(
                     r"NCCL WARN (?:nvml|gdr_)\w*\([^)\r\n]*\) failed: ",
-                    &["nccl/nvmlwrap/*", "nccl/gdrwrap/*"],
+                    &[
+                        "nccl/nvmlwrap/*",
+                        "nccl/gdrwrap/pin-buffer-failed",
+                        "nccl/gdrwrap/map-failed",
+                        "nccl/gdrwrap/driver-get-version-failed",
+                        "nccl/gdrwrap/get-attribute-failed",
+                    ],
+                ),
+                // NCCL's own DMA-BUF mapping for GDRCopy (2.31 pre-releases), GIN/RMA setup
+                // (2.28-), CollNet and buffer registration, plugins, shared memory, CPU
+                // affinity, loading NVML; RCCL's ROCm runtime and SMI libraries. Generic
+                // wordings only as the text of a WARN.
+                pat(
+                    r"NCCL WARN (?:mmap DMA-BUF fd -?\d+ size \d+ offset \d+ failed|munmap DMA-BUF mapping \S+ size \d+ failed|cu[A-Z]\w+ failed: -?\d+|No (?:GIN|RMA)-capable devices found\.|rank -?\d+ deregister (?:NET|NVLS|COLLNET|IPC) buffer |munmap of shared memory |sched_[gs]etaffinity failed with error|Failed to open libnvidia-ml\.so\.1|Failed to (?:find ROCm runtime library in|load ROCr missing symbol) |pfn_hsa_\w+ failed with|ROCm SMI init failure|ARSMI failure -?\d+|(?:rocm_smi_lib|ARSMI_lib): [^\r\n]*device index not found|Failed to open topo/nodes directory|Error reading link properties files)",
+                    &[
+                        "nccl/gdrwrap/dmabuf-*",
+                        "nccl/gin/no-gin-capable-devices",
+                        "nccl/rma/no-rma-capable-devices",
+                        "nccl/register/dereg-*",
+                        "nccl/shm/munmap-failed*",
+                        "nccl/os/sched-*",
+                        "nccl/nvmlwrap/open-library-failed*",
+                        "rccl/rocmwrap/*",
+                        "rccl/rocm_smi/*",
+                        "rccl/alt_rsmi/*",
+                    ],
+                ),
+                pat(
+                    r"NET/Socket : finalize called with zero reference count|NCCL_GDRCOPY_USE_INTERNAL_DMABUF=1 but NCCL internal DMA-BUF mmap backend could not initialize|Detected mixed local CollNet device counts across ranks \(min -?\d+, max -?\d+\)\. Set |(?:GIN|RMA) Symmetric register failed: |Error on GFD test -?\d+ - stateIdx|GIN plugin \S+ returned invalid context|(?:Rma|Gin) connect : min local net count is zero|Unable to use GIN: Peermem is not supported, and device |(?:send|recv)ProxyConnect: (?:req|resp)Size is -?\d+ != |CollNet sizes: want=|NCCL_DEVICE_UNPACK plugin has incompatible version|RMA v13 \([^)\r\n]*\) requires GIN PROXY type",
+                    &[
+                        "nccl/net_socket/finalize-zero-refcount",
+                        "nccl/init/gdrcopy-internal-dmabuf-init-failed",
+                        "nccl/init/mixed-collnet-device-counts",
+                        "nccl/gin/symmetric-register-failed",
+                        "nccl/rma/symmetric-register-failed",
+                        "nccl/gin/gfd-test-error",
+                        "nccl/gin/plugin-invalid-context",
+                        "nccl/rma/min-local-net-count-zero*",
+                        "nccl/net_ib/gin-peermem-dmabuf-unsupported",
+                        "nccl/coll_net/send-proxy-connect-req-size",
+                        "nccl/coll_net/send-proxy-connect-resp-size",
+                        "nccl/coll_net/recv-proxy-connect-req-size",
+                        "nccl/coll_net/recv-proxy-connect-resp-size",
+                        "nccl/coll_net/sizes-mismatch",
+                        "nccl/plugin/device-unpack-incompatible",
+                        "nccl/plugin/rma-v13-not-gin-proxy",
+                    ],
                 ),
                 pat(
                     r"NET/IB ?: (?:unable to allocate requests|could not find mr \S+ inside cache|ncclIbI(?:send|recv)\(\) called when comm->)",
