@@ -177,6 +177,11 @@ pub(super) static GENERIC: Table = Table {
                     concat!(fi_call!(), r"\(\): \S+:\d+, ret=(?P<retcode>-\d+) \((?P<error>[^)\r\n]+)\)"),
                     &["generic/libfabric/fabtests/*"],
                 ),
+                // fabtests' first FT_PRINTERR: the line and the return value, no file.
+                pat(
+                    concat!(fi_call!(), r"\(\): \d+, (?P<retcode>-\d+) \((?P<error>[^)\r\n]+)\)"),
+                    &["generic/libfabric/fabtests/getinfo-v1"],
+                ),
             ],
             unless: NOT_A_FAILURE,
         },
@@ -186,10 +191,18 @@ pub(super) static GENERIC: Table = Table {
             pre_s: PRE,
             description: "a UCX application reports an operation or endpoint that failed with one of UCX's own fatal statuses (`Destination is unreachable`, `Connection reset by remote peer`, `Endpoint timeout`: `ucs_status_string` of UCS_ERR_UNREACHABLE, _CONNECTION_RESET, _ENDPOINT_TIMEOUT)",
             example: "error handling callback was invoked with status -6 (Destination is unreachable)",
-            patterns: &[pat(
-                r"(?i:fail(?:ed|ure)?|error|unable to|status -?\d+)\b[^\n]{0,120}?(?P<error>Destination is unreachable|Connection reset by remote peer|Endpoint timeout)",
-                &["generic/ucx-status/*"],
-            )],
+            patterns: &[
+                pat(
+                    r"(?i:fail(?:ed|ure)?|error|unable to|status -?\d+)\b[^\n]{0,120}?(?P<error>Destination is unreachable|Connection reset by remote peer|Endpoint timeout)",
+                    &["generic/ucx-status/*"],
+                ),
+                // UCX's client/server example (and the programs built from it): the endpoint's
+                // error callback, with UCS_ERR_IO_ERROR.
+                pat(
+                    r"error handling callback was invoked with status -\d+ \((?P<error>Input/output error)\)",
+                    &["generic/ucx-status/err-cb-io-error"],
+                ),
+            ],
             unless: NOT_A_FAILURE,
         },
         Builtin {

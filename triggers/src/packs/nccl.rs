@@ -83,7 +83,7 @@ pub(super) static NCCL: Table = Table {
                 ),
             ],
             unless: &[
-                r"NET/IB(?:/GIN)? ?: Got completion (?:from peer \S+ )?with (?:status=(?:[^(=\r\n]*\()?|error )12\b",
+                r"NET/IB\w*(?:/GIN)? ?: ?Got completion (?:from peer \S+ )?with (?:status=(?:[^(=\r\n]*\()?|error )12\b",
             ],
         },
         Builtin {
@@ -382,7 +382,12 @@ pub(super) static NCCL: Table = Table {
                 ),
             ],
             // RAS's client listener (2.24+) gives up when its port is taken; the job runs on.
-            unless: &[r"ras/client_support\.cc:\d+ NCCL WARN Call to (?:bind|listen|socket|setsockopt) failed"],
+            unless: &[
+                r"ras/client_support\.cc:\d+ NCCL WARN Call to (?:bind|listen|socket|setsockopt) failed",
+                // XLA quotes NCCL's last WARN after the error string it reports, which
+                // `nccl-error-string` fires on: one failure, one trigger.
+                r"Last NCCL warning\(error\) log entry \(may be unrelated\)",
+            ],
         },
         Builtin {
             name: "nccl-proxy-error",

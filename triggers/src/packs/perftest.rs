@@ -596,6 +596,9 @@ pub(super) static PERFTEST: Table = Table {
                 r":\d+: Failed to (?:create|destroy) AH",
                 // Mooncake's handshake (the verbs pack's `mooncake-rdma-error`).
                 r"\[Handshake\] Failed to modify QP to ",
+                // Mooncake's device discovery (glog, `topology.cpp`) logs it as a WARNING and
+                // goes on: a probe, not a tool that exits (`ambiguous.tsv`).
+                r"topology\.cpp:\d+\] No IB devices found",
             ],
         },
         Builtin {

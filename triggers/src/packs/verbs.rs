@@ -750,13 +750,15 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(
-                    r"non-zero status: -?\d+ (?:(?P<op>ep_connect|ibv_modify_qp|ibgda_\w+) failed|Error in mlx5dv_devx_obj_modify for \w+ with syndrome|connect EPS failed|nvshmem setup connections failed)",
+                    r"non-zero status: -?\d+ (?:(?P<op>ep_connect|ibv_modify_qp|ibgda_\w+) failed|Error in mlx5dv_devx_obj_modify for \w+ with syndrome|connect EPS failed|nvshmem detect topo failed)|nvshmem setup connections failed|nvshmemi_transport_init:\d+: Unable to initialize any transports",
                     &[
                         "nvshmem/ep-connect-failed",
                         "nvshmem/ibv-modify-qp-failed",
                         "nvshmem/ibgda-*",
                         "nvshmem/connect-eps-failed",
                         "nvshmem/setup-connections-failed",
+                        "nvshmem/detect-topo-failed",
+                        "nvshmem/unable-to-initialize-any-transports",
                     ],
                 ),
                 // LDMS (OVIS): the daemon could not listen on its RDMA transport.
@@ -779,13 +781,16 @@ pub(super) static VERBS: Table = Table {
                     &["mooncake/worker_pool/process-failed-for-slice*"],
                 ),
                 pat(
-                    r"Worker: (?:Failed to poll completion queues|Received context async event (?P<event>local work queue catastrophic error|local access violation work queue error|invalid request local work queue error|CQ error|local catastrophic error|port error) for context (?P<hca>[\w.-]+)|Cannot make connection for endpoint: (?P<peer>\S+?),|Timed out waiting for RDMA ready ACK for endpoint: )|Failed to poll CQ -?\d+ of device ",
+                    r"Worker: (?:Failed to poll completion queues|Received context async event (?P<event>local work queue catastrophic error|local access violation work queue error|invalid request local work queue error|CQ error|local catastrophic error|port error) for context (?P<hca>[\w.-]+)|Cannot make connection for endpoint: (?P<peer>\S+?),|Timed out waiting for RDMA ready ACK for endpoint: )|Failed to poll CQ -?\d+ of device |Too many errors found in local RNIC |rdma_context\.cpp:\d+\] Context is not active: |rdma_transport\.cpp:\d+\] Device \d+ is not active",
                     &[
                         "mooncake/worker_pool/failed-to-poll-cq",
                         "mooncake/rdma_context/failed-to-poll-cq-of-device",
                         "mooncake/worker_pool/async-event-*",
                         "mooncake/worker_pool/cannot-make-connection*",
                         "mooncake/worker_pool/ready-ack-timeout",
+                        "mooncake/worker_pool/too-many-errors-mark-inactive",
+                        "mooncake/rdma_context/context-not-active",
+                        "mooncake/rdma_transport/device-not-active",
                     ],
                 ),
                 pat(
