@@ -860,9 +860,10 @@ pub(super) static NCCL: Table = Table {
                     &["nccl/init/program-may-be-hanging"],
                 ),
                 // The RAS report (`ncclras`, 2.24+): a communicator whose ranks are missing or
-                // disagree on how many collectives they launched.
+                // disagree on how many collectives they launched, and the ranks behind (those
+                // lines are printed only in that section).
                 pat(
-                    r"(?:^|[\s:>]|\[[\d;]*m)#\d+-\d+ \([0-9a-f]{16}\) (?:MISMATCH|INCOMPLETE)\s*$|\bCommunicator ranks have different (?:\w+ operation counts|status)\s*$",
+                    r"(?:^|[\s:>]|\[[\d;]*m)#\d+-\d+ \([0-9a-f]{16}\) (?:MISMATCH|INCOMPLETE)\s*$|\bCommunicator ranks have different (?:\w+ operation counts|status)\s*$|\b\d+ ranks have (?:launched up to operation \d+|not launched any operations)\s*$|\bRank \d+ has (?:launched up to operation \d+|not launched any operations) -- (?:GPU |\[process information not found\])",
                     &["nccl/ras/*"],
                 ),
             ],
