@@ -151,6 +151,14 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     (r"\bran for (\d{1,15}) milliseconds", Unit::Millis),
     (r"\bTimeout\(ms\)=(\d{1,15})\b", Unit::Millis),
     (r"watchdog got stuck for (\d{1,12}) seconds", Unit::Seconds),
+    // The torchcomms NCCL backend (2.14+): its watchdog, a timed-out work, the communicator init.
+    (r"\] Operation timed out after (\d{1,15}) ms", Unit::Millis),
+    (
+        r"(?:NCCL \w+ failed(?: in batch operation)?|NCCL communicator) timed out after (\d{1,15}) ms",
+        Unit::Millis,
+    ),
+    // The TCPStore barrier (2.12+).
+    (r"barrier timeout after (\d{1,15})ms, key: ", Unit::Millis),
     // Gloo, and ProcessGroupNCCL's abort.
     (r"Timed out waiting (\d{1,15})ms for", Unit::Millis),
     (r"abort timed out after (\d{1,15}) ms", Unit::Millis),

@@ -794,6 +794,9 @@ pub(super) static NCCL: Table = Table {
                 r"\bnccl[A-Z]\w*Error\b",
                 r"(?:NCCL|CUDA|HIP|Cuda) failure \S+:-?\d+ '",
                 r"NCCL WARN",
+                // PyTorch's torchcomms NCCL backend (2.14+) quotes the result string in its own
+                // lines (`pytorch-nccl-error`).
+                r"\[TC\]|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): ",
             ],
         },
         Builtin {

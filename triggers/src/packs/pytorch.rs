@@ -63,8 +63,27 @@ pub(super) static PYTORCH: Table = Table {
                         "pytorch/pgnccl/blocking-wait-caught-timeout",
                         "pytorch/pgnccl/watchdog-thread-exc-timeout-*",
                         "pytorch/pgnccl/pg-watchdog-thread-exc-timeout-*",
+                        "pytorch/nccl2/watchdog-timeout-exception-v215",
                     ],
                 ),
+                // The torchcomms NCCL backend (`nccl2`: opt-in in 2.14, the default for `nccl`
+                // in 2.15): its timeout watchdog (`[TC][rank=N][name=G] …`, then `abort()`),
+                // the exceptions of the timed-out work, and the flight recorder's hook.
+                pat(
+                    r"\[TC\]\[rank=(?P<rank>\d+)\]\[name=[^\]\r\n]*\] (?:Operation timed out after (?P<timeout_ms>\d+) ms|Aborting process on rank \d+ due to timeout - )|\bNCCL operation timed out\b|\bNCCL \w+ failed(?: in batch operation)? timed out after \d+ ms|Failed to initialize NCCL communicator timed out after \d+ ms|\bWork timed out during finalize\b|FlightRecorderHook: dumping trace on collective failure",
+                    &[
+                        "pytorch/nccl2/operation-timed-out",
+                        "pytorch/nccl2/operation-timed-out-exception",
+                        "pytorch/nccl2/aborting-process-watchdog-timeout",
+                        "pytorch/nccl2/aborting-process-collective-timeout",
+                        "pytorch/nccl2/nccl-op-timed-out",
+                        "pytorch/nccl2/comm-init-timed-out",
+                        "pytorch/nccl2/work-timed-out-finalize",
+                        "pytorch/fr/hook-dump-on-collective-failure",
+                    ],
+                ),
+                // The TCPStore barrier (2.12+): how long the rank waited for the others.
+                pat(r"\bbarrier timeout after \d+ms, key: ", &["pytorch/c10d/tcpstore-barrier-timeout"]),
                 // The same lines cut after the quoted `[Rank N]` or inside `collective`.
                 pat(
                     r"watchdog thread terminated with exception: \[Rank (?P<rank>\d+)\](?: Watchdog c|\s*$)",
@@ -120,10 +139,16 @@ pub(super) static PYTORCH: Table = Table {
             pre_s: PRE,
             description: "ProcessGroupNCCL aborted an NCCL communicator after a failure (the original reason is quoted, a timeout included)",
             example: "RuntimeError: NCCL communicator was aborted on rank 2.  Original reason for failure was: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=10, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1805457 milliseconds before timing out.",
-            patterns: &[pat(
-                r"NCCL communicator was aborted(?: on rank (?P<rank>\d+))?\.(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?(?:.*?ran for (?P<ran_for_ms>\d+) milliseconds)?",
-                &["pytorch/ncclutils/comm-aborted-*"],
-            )],
+            patterns: &[
+                pat(
+                    r"NCCL communicator was aborted(?: on rank (?P<rank>\d+))?\.(?:.*?SeqNum=(?P<seq>\d+))?(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?(?:.*?ran for (?P<ran_for_ms>\d+) milliseconds)?",
+                    &["pytorch/ncclutils/comm-aborted-*"],
+                ),
+                pat(
+                    r"NCCL communicator was aborted after a previous error",
+                    &["pytorch/nccl2/comm-aborted-after-error"],
+                ),
+            ],
             unless: &[],
         },
         Builtin {
@@ -169,6 +194,29 @@ pub(super) static PYTORCH: Table = Table {
                 pat(
                     r"(?P<error>nccl(?:UnhandledCuda|System|Internal|Remote)Error|ncclInvalid(?:Argument|Usage)): ",
                     &["pytorch/ncclutils/detail-*"],
+                ),
+                // The torchcomms NCCL backend (`nccl2`, 2.14+): its watchdog's error aborts, the
+                // async errors it polls, and the exceptions of failed work.
+                pat(
+                    r"\[TC\]\[rank=\d+\]\[name=[^\]\r\n]*\] (?:Aborting process on rank \d+ due to error - |nccl hit async error on rank \d+: |Async error on rank \d+: |Timeout watchdog caught (?:exception: |unknown exception)|Failed to clean up NCCL communicator after |CUDA error during (?:start|end) event query: )|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |\bNCCL Last Error: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): |\bNCCL operation failed\b",
+                    &[
+                        "pytorch/nccl2/aborting-process-watchdog-error",
+                        "pytorch/nccl2/aborting-process-async-error",
+                        "pytorch/nccl2/aborting-process-nccl-async-error",
+                        "pytorch/nccl2/nccl-hit-async-error",
+                        "pytorch/nccl2/async-error-reconfigurable",
+                        "pytorch/nccl2/timeout-watchdog-caught-*",
+                        "pytorch/nccl2/failed-to-clean-up-comm",
+                        "pytorch/nccl2/cuda-error-start-event-query",
+                        "pytorch/nccl2/cuda-error-end-event-query",
+                        "pytorch/nccl2/nccl-check-ignore-failed",
+                        "pytorch/nccl2/nccl-async-error-exception",
+                        "pytorch/nccl2/nccl-op-failed-exception",
+                        "pytorch/nccl2/nccl-last-error-line",
+                        "pytorch/nccl2/comm-init-failed",
+                        "pytorch/nccl2/get-unique-id-failed",
+                        "pytorch/nccl2/operation-failed-exception",
+                    ],
                 ),
                 pat(r"Unknown NCCL [Ee]rror", &["pytorch/ncclutils/detail-unknown", "pytorch/ncclutils/last-error-unknown"]),
                 pat(
@@ -244,7 +292,7 @@ pub(super) static PYTORCH: Table = Table {
             patterns: &[
                 pat(
                     r"(?:Rank (?P<rank>\d+)\] )?ProcessGroupNCCL's watchdog got stuck for (?P<stuck_s>\d+) seconds",
-                    &["pytorch/pgnccl/watchdog-stuck-*"],
+                    &["pytorch/pgnccl/watchdog-stuck-*", "pytorch/nccl2/watchdog-stuck-main"],
                 ),
                 pat(r"(?:Rank (?P<rank>\d+)\] )?Heartbeat monitor timed out", &["pytorch/pgnccl/heartbeat-monitor-timed-out-*"]),
                 pat(
@@ -262,7 +310,18 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 pat(
                     r"(?:PGNCCL Monitor Thread|ProcessGroupNCCL monitor thread) is disabled, but would have (?:killed|terminated)",
-                    &["pytorch/pgnccl/monitor-disabled-would-*"],
+                    &["pytorch/pgnccl/monitor-disabled-would-*", "pytorch/nccl2/monitor-disabled-would-terminate-main"],
+                ),
+                // The flight recorder's dump of a hang that did not finish (nccl2's monitor),
+                // PyTorch 2.15's Python watchdog (`torch.distributed` event-loop watchdog), and
+                // torchelastic (2.13+) finding a worker stuck in uninterruptible sleep.
+                pat(
+                    r"Flight recorder dump did not finish within \d+ ms|Watchdog timeout -- dumping all thread stack traces|Default timeout callback fired, calling os\.abort\(\)|timeout fired \(id=-?\d+\)|Watchdog event loop appears stuck \(no response within|stuck in uninterruptible sleep \(D-state\) for [\d.]+s",
+                    &[
+                        "pytorch/nccl2/fr-dump-not-finished-main",
+                        "pytorch/dist/pywatchdog-*",
+                        "pytorch/elastic/worker-d-state-stuck",
+                    ],
                 ),
                 pat(r"Could not acquire GIL within \d+ ms on exit", &["pytorch/pgnccl/gil-not-acquired"]),
                 // A participant's liveness lost: torchelastic's etcd rendezvous saw a keep-alive
@@ -425,6 +484,22 @@ pub(super) static PYTORCH: Table = Table {
                     &["gloo/tcp/read-system-error*", "gloo/tcp/write-system-error*", "gloo/tcp/getsockopt-system-error"],
                 ),
                 pat(r"failed to connect, willRetry=0\b", &["gloo/tcp/connect-failed-final"]),
+                // c10d's sockets and store (2.8+): the peer closed the connection, a ping or a
+                // timed receive failed, the server could not listen; the heartbeat monitor (2.14+)
+                // lost the store.
+                pat(
+                    r"Failed to (?:recv, got|send, sent) 0 bytes\. Connection was likely closed|recvValueWithTimeout failed on SocketImpl|Ping failed, invalid value returned from server|The server socket has failed to listen on provided socket|TCPStore check for dump key \S+ failed \(store unavailable",
+                    &[
+                        "pytorch/c10d/failed-to-recv-v28",
+                        "pytorch/c10d/failed-to-send-v28",
+                        "pytorch/c10d/recv-value-failed-closed-v28",
+                        "pytorch/c10d/recv-value-with-timeout-failed",
+                        "pytorch/c10d/tcpstore-ping-failed",
+                        "pytorch/c10d/libuv-listen-provided-socket-failed",
+                        "pytorch/pgnccl/dump-key-check-failed-v214-25d",
+                        "pytorch/pgnccl/should-dump-flag-failed-closed-v28",
+                    ],
+                ),
                 pat(
                     r"Gloo connectFullMesh failed with |successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0",
                     &["pytorch/pggloo/connect-full-mesh-failed", "pytorch/pggloo/monitored-barrier-rank0-error"],
