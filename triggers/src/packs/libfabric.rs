@@ -183,6 +183,22 @@ pub(super) static LIBFABRIC: Table = Table {
                     r"Unable to create rdma qp: (?P<error>.+?) \((?P<retcode>-?\d+)\)",
                     &["libfabric/verbs/unable-to-create-rdma-qp"],
                 ),
+                // The cxi provider (HPE Slingshot), 1.21-: no logical NIC (the CXI service is
+                // disabled or its VNI not granted; libcxi's test tools print the same),
+                // requests completing in error, a command the NIC rejected, a flow-control
+                // peer it lost, the interface link going down.
+                pat(
+                    r"Failed to allocate LNI(?:, ret: -?\d+|: )|\bTXC \(0x[0-9a-fA-F]+:\d+\):(?: Request dest_addr: -?\d+ caddr\.nic: 0X[0-9a-fA-F]+ caddr\.pid: \d+ error: |: Fatal, FC peer not found: )|\bRXC \(0x[0-9a-fA-F]+:\d+\) PtlTE \d+: Request error: |\bCommand failure: cq=\d+ target=\d+ fail_loc=|\bInterface cxi\d+ link down\.",
+                    &[
+                        "libfabric/cxi/lni-alloc-failed",
+                        "libcxi/utils/failed-to-allocate-lni",
+                        "libfabric/cxi/txc-request-error",
+                        "libfabric/cxi/rxc-request-error",
+                        "libfabric/cxi/command-failure",
+                        "libfabric/cxi/fc-peer-not-found",
+                        "libfabric/cxi/interface-link-down",
+                    ],
+                ),
             ],
             unless: &[],
         },

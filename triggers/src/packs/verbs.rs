@@ -927,6 +927,28 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // Soft-RoCE could not send a response (rxe_resp.c).
                 pat(r"\brdma_rxe: (?:\w+: )?Failed sending (?:ack|RDMA reply)", &["linux-rdma/rxe/resp/*"]),
+                // Soft-RoCE could not pin a user buffer, create a QP, route to the peer, or post
+                // on a QP not ready to send (rxe_mr.c, rxe_verbs.c, rxe_net.c; each era's wording).
+                pat(
+                    r"\brdma_rxe: (?:err -?\d+ from rxe_umem_get|no route to |Host not reachable)|rxe_mr_init_user: +Unable to pin memory region err = |\brxe_(?:reg_user_mr|create_qp): returned err = |\brxe_post_send: qp not ready to send",
+                    &["linux-rdma/rxe/mr/*", "linux-rdma/rxe/verbs/*", "linux-rdma/rxe/net/no-route-to", "linux-rdma/rxe/net/host-not-reachable"],
+                ),
+                // HPE Slingshot's Cassini NIC (cxi_core): critical, uncorrectable and the
+                // diagnostic degraded or transient error flags (cass_errors.c), the link going
+                // down, the driver disabling the device, uncorrectable PCIe errors.
+                pat(
+                    r"\bcxi_core \S+: cxi\d+\[[\w.-]+\]:? (?:C_EC_(?:CRIT|UNCOR_NS|UNCOR_S): |C_EC_DEGRD_NS: \S+ error: pbuf_rd_err |C_EC_TRNSNT_NS: \S+ error: pcs_link_down|CXI_EVENT_LINK_DOWN|\(sbl\): -?\d+: link down alert|Disabling device\. Reason: Unrecoverable error|disabling device\s*$|PCIe error: (?:FC Timeout|Poisoned TLP|ECRC Error|Unsupported Request|Completer Abort|Completion Timeout)=)",
+                    &[
+                        "linux-rdma/cxi/errflg/crit*",
+                        "linux-rdma/cxi/errflg/uncor-*",
+                        "linux-rdma/cxi/errflg/degrd-ns-pbuf-rd-err",
+                        "linux-rdma/cxi/errflg/trnsnt-pcs-link-down*",
+                        "linux-rdma/cxi/phy/event-link-down",
+                        "linux-rdma/cxi/sbl/link-down-alert",
+                        "linux-rdma/cxi/core/disabling-device-*",
+                        "linux-rdma/cxi/pcie-mon/pcie-uncorrectable-error",
+                    ],
+                ),
                 // Soft-RoCE could not set its device up; the core could not pin a user buffer.
                 pat(
                     r"\brdma_rxe: failed to allocate crc algorithm|\bib_umem_get: failed to get user pages",
@@ -977,6 +999,9 @@ pub(super) static VERBS: Table = Table {
             unless: &[
                 // Register reads at probe that the firmware does not support: not the fabric.
                 r"(?i)\bACCESS_REG\(0x805\) op_mod\(",
+                // Cassini flags the driver logs at INFO (llr_eopb) or that follow correctable
+                // PCIe errors (pri_rbyp_abort, HPE's CXI error guide).
+                r"C_EC_(?:CRIT|UNCOR_NS): [^\r\n]*? error: (?:pri_rbyp_abort|llr_eopb) \(",
             ],
         },
     ],
