@@ -20,6 +20,8 @@ use super::{pat, Builtin, Table, PRE};
 const NOT_A_FAILURE: &[&str] = &[
     r"NCCL INFO|<info>|<debug>|<trace>|\*(?:DEBUG|INFO)\*",
     r"(?i)\bretrying\b|\bwill retry\b|\bfalling back\b|\bfall back\b|\bcontinuing\b",
+    // EFA's address vector evicts an address handle to make room and tries again.
+    r"AV insertion\. Attempting to evict AH entry",
     // UCX probes DC support by creating a DCT; a failure there is logged at debug level.
     r"ibv_modify_qp\(DCT",
     // The NCCL OFI plugin's own lines belong to the `nccl-ofi` pack (a failed
@@ -118,7 +120,7 @@ pub(super) static GENERIC: Table = Table {
             patterns: &[
                 pat(
                     concat!(ibv_call!(), r"(?:\(\))?(?: \([\w -]{1,24}\))?:? ", failed!()),
-                    &["generic/verbs/failed/*"],
+                    &["generic/verbs/failed/*", "libfabric/efa/create-ah-failed-av-insertion-errno"],
                 ),
                 pat(
                     concat!(ibv_call!(), r"(?:\(\))?(?: [A-Z]{2,5} -> [A-Z]{2,5})?: ", strerror!()),

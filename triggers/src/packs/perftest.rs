@@ -590,6 +590,15 @@ pub(super) static PERFTEST: Table = Table {
                         "perftest/write-verb-is-not-supported-with-this",
                     ],
                 ),
+                // 25.01+: the OOO receive queue too small for the requested depth; 26.04: the
+                // GPU touch of the kernel validation plugin missing.
+                pat(
+                    r"RX Depth=-?\d+ +must not exceed the maximal OOO receive WR's|\bGPU touch not available in kernel plugin",
+                    &[
+                        "perftest/rx-depth-must-not-exceed-maximal-ooo-receive-wrs",
+                        "perftest/gpu-touch-not-available-in-kernel-plugin",
+                    ],
+                ),
             ],
             unless: &[
                 // rdma-core's EFA provider prints `{dev}: {func}:{line}: Failed to create AH`.

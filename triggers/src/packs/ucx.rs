@@ -180,6 +180,19 @@ pub(super) static UCX: Table = Table {
                 pat(r"\bno [\w -]+ transport to .+?: ", &["ucx/ucp_wireup/no-transport-to"]),
                 // ucp flush: v1.8–v1.9 bare, v1.10+ `req %p: ` (v1.10–v1.13 add the comp count).
                 pat(r"\berror during flush: (?P<error>[^,\r\n]+)", &["ucx/ucp_flush/error-during-flush-*"]),
+                // v1.22 lane failover and recovery: a lane failed and the endpoint could not
+                // (or could only partly) recover.
+                pat(
+                    r"\bep:? (?:0x[0-9a-fA-F]+|\(nil\)): (?:failover reconfig, failed_lanes |recovery retries exhausted|no lanes to recover|AM lane not found after reconfiguration|failed to clear FAILED states for lanes |set_next_ep failed for recovery |connect_to_ep_v2 failed for recovery |local failover for LANES_ADDR_REQ failed|recovery support requires UCX 1\.22)",
+                    &[
+                        "ucx/ucp_ep/failover-reconfig-failed-lanes-diag",
+                        "ucx/ucp_ep/recovery-*",
+                        "ucx/ucp_ep/no-lanes-to-recover-diag",
+                        "ucx/ucp_ep/am-lane-not-found-after-reconfig-diag",
+                        "ucx/ucp_ep/failed-to-clear-failed-lane-states",
+                        "ucx/wireup/local-failover-lanes-addr-req-failed-diag",
+                    ],
+                ),
             ],
             unless: &[
                 // A gtest that skips for want of a transport (`[     SKIP ] (no active messages
@@ -230,6 +243,21 @@ pub(super) static UCX: Table = Table {
                     &["ucx/ib_md/gpudirect-rdma-*"],
                 ),
                 pat(r"no usable transports/devices \(asked ", &["ucx/ucp_context/no-usable-transports"]),
+                // v1.14-1.22 and master: ECE, the DMA/MMO buffer, relaxed-ordering memory keys
+                // the firmware requires, GPU memory pinning, the transports/devices limit.
+                pat(
+                    r"ibv_set_ece\(device=\S+ qpn=0x[0-9a-fA-F]+[^)\r\n]*\) failed: |ibv_reg_mr\([^)\r\n]*\) failed to register DMA/MMO opaque buffer|: firmware requires relaxed-only memory keys|IB_PCI_RELAXED_ORDERING=yes requires relaxed-only memory keys|strong-order memory keys are not supported; IB_PCI_RELAXED_ORDERING=n is invalid|GPU memory pin failed\. length \d+ ret |exceeded transports/devices limit \(",
+                    &[
+                        "ucx/rc_iface/ibv-set-ece-failed-v1.22",
+                        "ucx/ib_device/ibv-set-ece-failed-v1.14",
+                        "ucx/gga_mlx5/ibv-reg-mr-dma-mmo-opaque-buffer-failed",
+                        "ucx/ib_md/firmware-requires-relaxed-only-mkeys",
+                        "ucx/ib_md/relaxed-order-yes-requires-relaxed-only-mkeys",
+                        "ucx/ib_md/strong-order-mkeys-not-supported",
+                        "ucx/gdr_copy_md/gpu-memory-pin-failed-v1.22",
+                        "ucx/ucp_context/exceeded-transports-devices-limit-*",
+                    ],
+                ),
                 // The IB transports' other resource setup: DCT/DCI, SRD (EFA) and tag-matching
                 // control QPs, SRQs, parent domains, DEVX event channels, rdmacm listeners.
                 pat(
