@@ -796,6 +796,7 @@ pub(super) static NCCL: Table = Table {
                 r"NCCL WARN",
                 // PyTorch's torchcomms NCCL backend (2.14+) quotes the result string in its own
                 // lines (`pytorch-nccl-error`).
+                r"\bFailed, NCCL error \S+:-?\d+ '",
                 r"\[TC\]|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): ",
             ],
         },
@@ -823,8 +824,9 @@ pub(super) static NCCL: Table = Table {
                 // `{host}: Test NCCL failure common.cu:958 '<result> / <last error>'`, the CUDA/HIP
                 // twin, and v1's bare `NCCL failure`/`Cuda failure` (no host).
                 pat(
-                    r"(?:Test (?:NCCL|CUDA|HIP) |NCCL |Cuda )failure \S+:-?\d+ '(?P<error>[^'\r\n]*)",
+                    r"(?:Test (?:NCCL|CUDA|HIP) |NCCL |Cuda )failure \S+:-?\d+ '(?P<error>[^'\r\n]*)|\bFailed, NCCL error \S+:-?\d+ '",
                     &[
+                        "nccl-examples/ncclcheck-failed",
                         "nccl-tests/test-nccl-failure*",
                         "nccl-tests/test-cuda-failure",
                         "nccl-tests/nccl-failure-v1",

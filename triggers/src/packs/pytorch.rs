@@ -392,7 +392,7 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/c10d/tcpclient-connect-timed-out"],
                 ),
                 pat(
-                    r"The client socket has timed out after .+? while trying to connect to \(?(?P<peer>\[[^\]]+\]|[^,\s()]+?)(?:, |:)(?P<port>\d+)\)?",
+                    r"The client socket has timed out after .+? while trying to connect to(?: \(?(?P<peer>\[[^\]]+\]|[^,\s()]+?)(?:, |:)(?P<port>\d+)\)?)?",
                     &["pytorch/c10d/client-socket-timed-out-*"],
                 ),
                 pat(r"waitForInput: socket .*? timed out after (?P<timeout_ms>\d+)ms", &["pytorch/c10d/wait-for-input-timed-out"]),
@@ -488,7 +488,7 @@ pub(super) static PYTORCH: Table = Table {
                 // timed receive failed, the server could not listen; the heartbeat monitor (2.14+)
                 // lost the store.
                 pat(
-                    r"Failed to (?:recv, got|send, sent) 0 bytes\. Connection was likely closed|recvValueWithTimeout failed on SocketImpl|Ping failed, invalid value returned from server|The server socket has failed to listen on provided socket|TCPStore check for dump key \S+ failed \(store unavailable",
+                    r"Failed to (?:recv, got|send, sent) 0 bytes\. Connection was likely closed|recvValueWithTimeout failed on SocketImpl|Ping failed, invalid value returned from server|The server socket has failed to listen on provided socket|TCPStore check for dump key \S+ failed \(store unavailable|\bStop_waiting response is expected",
                     &[
                         "pytorch/c10d/failed-to-recv-v28",
                         "pytorch/c10d/failed-to-send-v28",
@@ -498,6 +498,7 @@ pub(super) static PYTORCH: Table = Table {
                         "pytorch/c10d/libuv-listen-provided-socket-failed",
                         "pytorch/pgnccl/dump-key-check-failed-v214-25d",
                         "pytorch/pgnccl/should-dump-flag-failed-closed-v28",
+                        "pytorch/c10d/stop-waiting-response-expected",
                     ],
                 ),
                 pat(

@@ -193,6 +193,9 @@ pub(super) static UCX: Table = Table {
                         "ucx/wireup/local-failover-lanes-addr-req-failed-diag",
                     ],
                 ),
+                // v1.16+: no protocol reaches the peer's memory for this operation (the request
+                // is aborted): a transport or memory type missing on one side.
+                pat(r"cannot find remote protocol for: ", &["ucx/proto_reconfig/cannot-find-remote-protocol"]),
             ],
             unless: &[
                 // A gtest that skips for want of a transport (`[     SKIP ] (no active messages
@@ -335,6 +338,12 @@ pub(super) static UCX: Table = Table {
                 pat(
                     r"\b(?:ucp_ep_create\(\) failed|Failed to setup endpoints): (?P<error>.+)",
                     &["ucx/libperf/*"],
+                ),
+                // v1.9-1.14: DEVX could not register the memory it needs (at ERROR only when it is
+                // required).
+                pat(
+                    r"(?:UCX +ERROR +|\w\.[ch]:\d+ +)mlx5dv_devx_umem_reg\(\) failed: ",
+                    &["ucx/ib_mlx5/devx-umem-reg-failed"],
                 ),
             ],
             unless: &[RETRY_UMR, r"mlx5dv_devx_\w+\((?:[\w.-]+:\d+, DUMMY_QP|CREATE_MKEY, mode=KSM)"],

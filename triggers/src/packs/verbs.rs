@@ -106,6 +106,10 @@ pub(super) static VERBS: Table = Table {
                     &["rdma-core/mlx4/mlx4-local-qp-operation-err-qpn-wqe"],
                 ),
                 pat(
+                    r"local QP operation err \(QPN (?P<qp>[0-9a-fA-F]+), WQE @ [0-9a-fA-F]+, CQN [0-9a-fA-F]+, index -?\d+\)",
+                    &["rdma-core/mthca/local-qp-operation-err"],
+                ),
+                pat(
                     r"mlx5: [\w.-]+: got completion with error:",
                     &["rdma-core/mlx5/mlx5-got-completion-with-error"],
                 ),
@@ -773,6 +777,9 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // LDMS (OVIS): the daemon could not listen on its RDMA transport.
                 pat(r"\bError -?\d+ listening on the 'rdma' transport", &["ldms/ldmsd/*"]),
+                // MSCCL++ throws IbError for a failed ibverbs call; uncaught, the C++ runtime
+                // names it.
+                pat(r"instance of 'mscclpp::IbError'", &["mscclpp/errors/iberror-terminate"]),
             ],
             unless: &[],
         },
@@ -815,7 +822,7 @@ pub(super) static VERBS: Table = Table {
                 // Registration failures: a buffer no NIC can reach, so every transfer from
                 // it fails (`Memory region not registered`); the batch register only warns.
                 pat(
-                    r"\] Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): |RdmaTransport: Failed to register memory: addr |Memory region not registered by any active device\(s\)|Sync batch data transfer timeout after \d+ns|\] Transfer failed for task\d*\s*$|\bPut operation failed with error: TRANSFER_FAIL\b|\bFailed to complete transfers after (?P<stuck_s>\d+) seconds for batch",
+                    r"\] Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): |\bFailed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): [^\[\r\n]+ \[\d+\]|RdmaTransport: Failed to register memory: addr |Memory region not registered by any active device\(s\)|Sync batch data transfer timeout after \d+ns|\] Transfer failed for task\d*\s*$|\bPut operation failed with error: TRANSFER_FAIL\b|\bFailed to complete transfers after (?P<stuck_s>\d+) seconds for batch",
                     &[
                         "mooncake/store/*",
                         "mooncake/rdma_context/failed-to-register-memory",
