@@ -833,7 +833,7 @@ pub(super) static VERBS: Table = Table {
                 // NIXL (the KV-cache transfer library beside Mooncake in disaggregated
                 // serving): its backend (UCX, RDMA) failed a registration or transfer.
                 pat(
-                    r"\bnixlBackendError: NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+|ucx_utils\.cpp:\d+\] (?:.*?: )?UCX endpoint create failed: ",
+                    r"\bnixlBackendError(?:: |\(')NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+|ucx_utils\.cpp:\d+\] (?:.*?: )?UCX endpoint create failed: ",
                     &["nixl/bindings/*", "nixl/agent/*", "nixl/ucx/*"],
                 ),
             ],
