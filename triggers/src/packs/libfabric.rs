@@ -161,7 +161,7 @@ pub(super) static LIBFABRIC: Table = Table {
                 // peer that aborted a message (PEER_ERROR_PKT), a peer that could not be
                 // allocated; rxm's lazy multi-endpoint connect.
                 pat(
-                    r"failed to post PEER_ERROR_PKT err=|Failed to post PEER_ERROR_PKT err=|PEER_ERROR_PKT TX failed asynchronously|Received PEER_ERROR_PKT \(op_id=|Peer-abort marked on rxe |Unable to allocate overflow entry for aborted msg_id|\) for unsolicited write recv|Failed to insert fi_addr \d+ into shm provider's AV|Failed to insert connection for fi_addr \d+ into (?:array|reverse AV)|Cannot allocate peer for addr \d+|lazy connect of ep \d+ failed",
+                    r"[Ff]ailed to post PEER_ERROR_PKT err=|PEER_ERROR_PKT TX failed asynchronously|Received PEER_ERROR_PKT \(op_id=|Peer-abort marked on rxe |Unable to allocate overflow entry for aborted msg_id|\) for unsolicited write recv|Failed to insert fi_addr \d+ into shm provider's AV|Failed to insert connection for fi_addr \d+ into (?:array|reverse AV)|Cannot allocate peer for addr \d+|lazy connect of ep \d+ failed",
                     &[
                         "libfabric/efa/peer-error-pkt-post-failed",
                         "libfabric/efa/sender-abort-peer-error-pkt-post-failed",

@@ -794,8 +794,8 @@ pub(super) static NCCL: Table = Table {
                 r"\bnccl[A-Z]\w*Error\b",
                 r"(?:NCCL|CUDA|HIP|Cuda) failure \S+:-?\d+ '",
                 r"NCCL WARN",
-                // PyTorch's torchcomms NCCL backend (2.14+) quotes the result string in its own
-                // lines (`pytorch-nccl-error`).
+                // NCCL's example NCCLCHECK (`nccl-tests-failure`) and PyTorch's torchcomms NCCL
+                // backend (2.14+, `pytorch-nccl-error`) quote the result string in their own lines.
                 r"\bFailed, NCCL error \S+:-?\d+ '",
                 r"\[TC\]|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): ",
             ],

@@ -38,6 +38,14 @@ const HCCL_ERROR_TIMEOUT: &str =
 /// The errors of a store connection that failed on the connection itself (not a timeout):
 /// the ncclUniqueId exchange's class follows them (`pytorch-tcp-error`, vetoed in
 /// `pytorch-store-timeout`).
+/// The line header of PyTorch's torchcomms NCCL backend (`nccl2`, 2.14+):
+/// `[TC][rank=N][name=G] `.
+macro_rules! tc_header {
+    () => {
+        r"\[TC\]\[rank=(?P<rank>\d+)\]\[name=[^\]\r\n]*\] "
+    };
+}
+
 macro_rules! store_conn_error {
     () => {
         "(?:Connection reset by peer|Broken pipe|Connection refused|[Ff]ailed to recv|Connection closed)"
@@ -70,7 +78,10 @@ pub(super) static PYTORCH: Table = Table {
                 // in 2.15): its timeout watchdog (`[TC][rank=N][name=G] …`, then `abort()`),
                 // the exceptions of the timed-out work, and the flight recorder's hook.
                 pat(
-                    r"\[TC\]\[rank=(?P<rank>\d+)\]\[name=[^\]\r\n]*\] (?:Operation timed out after (?P<timeout_ms>\d+) ms|Aborting process on rank \d+ due to timeout - )|\bNCCL operation timed out\b|\bNCCL \w+ failed(?: in batch operation)? timed out after \d+ ms|Failed to initialize NCCL communicator timed out after \d+ ms|\bWork timed out during finalize\b|FlightRecorderHook: dumping trace on collective failure",
+                    concat!(
+                        tc_header!(),
+                        r"(?:Operation timed out after (?P<timeout_ms>\d+) ms|Aborting process on rank \d+ due to timeout - )|\bNCCL operation timed out\b|\bNCCL \w+ failed(?: in batch operation)? timed out after \d+ ms|Failed to initialize NCCL communicator timed out after \d+ ms|\bWork timed out during finalize\b|FlightRecorderHook: dumping trace on collective failure"
+                    ),
                     &[
                         "pytorch/nccl2/operation-timed-out",
                         "pytorch/nccl2/operation-timed-out-exception",
@@ -198,7 +209,10 @@ pub(super) static PYTORCH: Table = Table {
                 // The torchcomms NCCL backend (`nccl2`, 2.14+): its watchdog's error aborts, the
                 // async errors it polls, and the exceptions of failed work.
                 pat(
-                    r"\[TC\]\[rank=\d+\]\[name=[^\]\r\n]*\] (?:Aborting process on rank \d+ due to error - |nccl hit async error on rank \d+: |Async error on rank \d+: |Timeout watchdog caught (?:exception: |unknown exception)|Failed to clean up NCCL communicator after |CUDA error during (?:start|end) event query: )|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |\bNCCL Last Error: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): |\bNCCL operation failed\b",
+                    concat!(
+                        tc_header!(),
+                        r"(?:Aborting process on rank \d+ due to error - |nccl hit async error on rank \d+: |Async error on rank \d+: |Timeout watchdog caught (?:exception: |unknown exception)|Failed to clean up NCCL communicator after |CUDA error during (?:start|end) event query: )|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |\bNCCL Last Error: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): |\bNCCL operation failed\b"
+                    ),
                     &[
                         "pytorch/nccl2/aborting-process-watchdog-error",
                         "pytorch/nccl2/aborting-process-async-error",
