@@ -242,6 +242,23 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     ),
     // nccl-tests/rccl-tests `-T`: the collective ran past the timeout before the test gave up.
     (r"Test timeout \((\d{1,12})s\) \S+:-?\d+", Unit::Seconds),
+    // XLA's rendezvous (JAX, TensorFlow): how long a participant has waited for the others.
+    (
+        r"This thread has been waiting for (?:`[^`\r\n]*` for )?(\d{1,12}) seconds and may be stuck",
+        Unit::Seconds,
+    ),
+    // Ray's collective group: how long a rank waited for the NCCL unique id.
+    (
+        r"Unable to get the NCCLUniqueID from the store within (\d{1,12}) seconds",
+        Unit::Seconds,
+    ),
+    // MoRI's bootstrap: how long the root waited for a rank to connect.
+    (r"AcceptSocket timed out after (\d{1,15}) ms", Unit::Millis),
+    // NIXL's libfabric backend: how long it waited for the peer's handshake.
+    (
+        r"not received after (\d{1,12})s; connection cannot be established",
+        Unit::Seconds,
+    ),
 ];
 
 /// What a [`STUCK_FOR`] number counts.

@@ -25,6 +25,7 @@ use std::sync::LazyLock;
 const TABLES: &[(&str, &str)] = &[
     ("nccl.tsv", include_str!("../formats/nccl.tsv")),
     ("pytorch.tsv", include_str!("../formats/pytorch.tsv")),
+    ("frameworks.tsv", include_str!("../formats/frameworks.tsv")),
     (
         "ucx_libfabric.tsv",
         include_str!("../formats/ucx_libfabric.tsv"),

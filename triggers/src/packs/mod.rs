@@ -1,6 +1,6 @@
-//! Built-in trigger packs: `nccl` (with nccl-tests), `pytorch` (with Gloo and the
-//! c10d store), `perftest`, `verbs` (rdma-core providers, verbs applications
-//! such as Mooncake's transfer engine and GPI-2, the kernel RDMA drivers mlx5,
+//! Built-in trigger packs: `nccl` (with nccl-tests), `pytorch` (with Gloo, the
+//! c10d store and the ML frameworks that wrap NCCL), `perftest`, `verbs` (rdma-core providers, verbs applications
+//! such as Mooncake's transfer engine, NIXL, MoRI and GPI-2, the kernel RDMA drivers mlx5,
 //! EFA, bnxt_re and irdma), `ucx`, `libfabric`, `nvmeof` (SPDK and the Linux
 //! NVMe-oF RDMA drivers), `mpi` (Open MPI's openib BTL, bml/r2 and UCX PML;
 //! MPICH's ch4 OFI and UCX netmods), `nccl-ofi` (the NCCL OFI net plugin,

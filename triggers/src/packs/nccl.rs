@@ -207,7 +207,12 @@ pub(super) static NCCL: Table = Table {
                         "nccl/net_ib/merged-dev-count-mismatch-warn",
                     ],
                 ),
-                pat(r"NCCL WARN Could not find real path of", &["nccl/net_ib/realpath*"]),
+                // The HCA's sysfs path (or, from 2.8.4, the device name and path); the GPU's
+                // and NIC's PCI paths are the topology's (nccl-comm-error).
+                pat(
+                    r"NCCL WARN Could not find real path of (?:/sys/class/infiniband/|[\w.-]+ \()",
+                    &["nccl/net_ib/realpath*"],
+                ),
                 // GPU-initiated networking (GIN) over DOCA GPUNetIO (GDAKI), 2.28-: its QPs and
                 // NICs, and the DOCA calls under them; the mlx5dv wrapper (2.28-).
                 pat(
@@ -614,6 +619,10 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(
+                    r"NCCL WARN Could not find real path of /sys/(?:class/pci_bus|devices)/",
+                    &["nccl/graph/pci-realpath", "nccl/graph/cuda-realpath-v2.3"],
+                ),
+                pat(
                     r"NCCL WARN (?:Message truncated : received|Unexpected connections are not empty|Thread (?:creation|join) failed|Allocation failed|Unknown device error|No transport found !|Error: network .*? not found|comm \S+ has already been destroyed|Error: trying to connect already connected sendComm|Listencomm in unknown state|Cannot store sizes of)",
                     &[
                         "nccl/bootstrap/message-truncated*",
@@ -798,6 +807,9 @@ pub(super) static NCCL: Table = Table {
                 // backend (2.14+, `pytorch-nccl-error`) quote the result string in their own lines.
                 r"\bFailed, NCCL error \S+:-?\d+ '",
                 r"\[TC\]|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): ",
+                // The frameworks that raise an NCCL failure in their own words
+                // (`framework-nccl-error`): XLA, TensorFlow, Horovod, CuPy, PaddlePaddle.
+                r"\bNCCL operation |Last NCCL error \(maybe unrelated\)|\bError invoking NCCL: |Set NCCL_DEBUG=WARN for detail\.|\bnccl(?:CommInitRank|AllReduce|GetAsyncError) failed: |\bNCCL async error: |\bNCCL_ERROR_[A-Z_]+: |\bNCCL error\(\d+\), |Nccl error, ",
             ],
         },
         Builtin {
@@ -842,7 +854,7 @@ pub(super) static NCCL: Table = Table {
                 ),
                 // RCCL's unit tests (`rccl-UnitTests`): a child process's NCCL call failed.
                 pat(
-                    r"Child process \d+ fails NCCL call \S+ with code -?\d+",
+                    r"Child process -?\d+ fails NCCL call \S+ with code -?\d+",
                     &["rccl/test/child-nccl-call-failed"],
                 ),
                 // Data validation (`-c 1`): `# Out of bounds values : 3 FAILED`; `: 0 OK` passes.

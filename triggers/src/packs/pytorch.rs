@@ -1,6 +1,9 @@
-//! The `pytorch` pack: PyTorch's ProcessGroupNCCL, its c10d store and Gloo.
+//! The `pytorch` pack: PyTorch's ProcessGroupNCCL, its c10d store and Gloo, and the other
+//! ML frameworks that drive NCCL and report its failures in their own words.
 //!
-//! Written from `triggers/formats/pytorch.tsv` (ids `pytorch/…` and `gloo/…`). Each message
+//! Written from `triggers/formats/pytorch.tsv` (ids `pytorch/…` and `gloo/…`) and
+//! `triggers/formats/frameworks.tsv` (XLA/JAX, TensorFlow, Horovod, CuPy, PaddlePaddle, Ray,
+//! torchft, vLLM, SGLang). Each message
 //! has one pattern for all its eras: the rank prefix changed from `[Rank N]` to `[PG N Rank N]`,
 //! `[PG N (desc) Rank N]` and `[PG ID N PG GUID N(desc) Rank N]`, so the patterns start at the
 //! stem (optionally `Rank N] ` before it, to capture the rank) and never at the prefix.
@@ -54,7 +57,7 @@ macro_rules! store_conn_error {
 
 pub(super) static PYTORCH: Table = Table {
     name: "pytorch",
-    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX's coordination service and torch_npu's HCCL",
+    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, collective mismatches, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX/XLA, TensorFlow, CuPy, PaddlePaddle, Ray, torchft, vLLM and torch_npu's HCCL",
     fallback: false,
     rows: &[
         Builtin {
@@ -201,7 +204,8 @@ pub(super) static PYTORCH: Table = Table {
                 // torch_npu: an HCCL collective returned an error code.
                 pat(r"OPS function error: Hccl\w+, error code is (?P<error>\d+)", &["hccl/ops/*"]),
                 pat(r"NCCL error in: (?P<location>[^,]+), (?P<error>[^,(]+)", &["pytorch/ncclutils/nccl-error-in*"]),
-                pat(r"NCCL error: (?P<error>[^,(]+)", &["pytorch/pgnccl/nccl-error-async"]),
+                // vLLM's and SGLang's pynccl raise the same text.
+                pat(r"NCCL error: (?P<error>[^,(]+)", &["pytorch/pgnccl/nccl-error-async", "vllm/pynccl/nccl-error"]),
                 pat(
                     r"(?P<error>nccl(?:UnhandledCuda|System|Internal|Remote)Error|ncclInvalid(?:Argument|Usage)): ",
                     &["pytorch/ncclutils/detail-*"],
@@ -301,7 +305,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "pytorch-hang",
             class: "other_hang",
             pre_s: PRE,
-            description: "A monitor saw the job stop making progress: ProcessGroupNCCL's heartbeat monitor (the watchdog itself is stuck: CUDA/NCCL API hang, GIL; the process is killed), torchelastic's exit barrier or an etcd keep-alive lease left to expire, Ray declaring a node dead on missed heartbeats, or Horovod's stall inspector (ranks missing from a collective)",
+            description: "A monitor saw the job stop making progress: ProcessGroupNCCL's heartbeat monitor (the watchdog itself is stuck: CUDA/NCCL API hang, GIL; the process is killed), ranks that called different collectives (ProcessGroupWrapper's check), XLA's rendezvous waiting on participants that never arrived, JAX's client terminating because another task died, vLLM's executor timing out on a worker, torchelastic's exit barrier or an etcd keep-alive lease left to expire, Ray declaring a node dead on missed heartbeats, or Horovod's stall inspector (ranks missing from a collective)",
             example: "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103",
             patterns: &[
                 pat(
@@ -338,6 +342,24 @@ pub(super) static PYTORCH: Table = Table {
                     ],
                 ),
                 pat(r"Could not acquire GIL within \d+ ms on exit", &["pytorch/pgnccl/gil-not-acquired"]),
+                // ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL): the ranks called different
+                // collectives, which without the check is a hang.
+                pat(
+                    r"Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running (?:inconsistent )?collective",
+                    &["pytorch/wrapper/collective-mismatch*"],
+                ),
+                // XLA's rendezvous (JAX, TensorFlow on GPU): a collective's participants did not all
+                // arrive (the warning, then the exit after the termination timeout); JAX's client
+                // terminating because another task died; vLLM's executor waiting on a worker.
+                pat(
+                    r"This thread has been waiting for (?:`[^`\r\n]*` for )?(?P<stuck_s>\d+) seconds and may be stuck|Termination timeout (?:for `[^`\r\n]*` )?of -?\d+ seconds exceeded\. Exiting to ensure a consistent program state",
+                    &["xla/rendezvous/stuck-*", "xla/rendezvous/termination-timeout-*"],
+                ),
+                pat(
+                    r"Terminating process because (?:the JAX distributed service detected fatal errors|the coordinator detected missing heartbeats|of missing heartbeat response from the coordinator)",
+                    &["jax/client/terminating-*"],
+                ),
+                pat(r"\bRPC call to execute_model timed out\.", &["vllm/multiproc/rpc-execute-model-timed-out"]),
                 // A participant's liveness lost: torchelastic's etcd rendezvous saw a keep-alive
                 // lease expire; Ray's GCS (or, before 1.0, its monitor) declared a node dead.
                 pat(
@@ -591,6 +613,61 @@ pub(super) static PYTORCH: Table = Table {
             ],
             // A mesh connect that timed out is the Gloo timeout's (pytorch-gloo-timeout).
             unless: &[r"Gloo connectFullMesh failed with \[.*?\] (?:Read|Write|Send|Connect) timeout \S"],
+        },
+        // ML frameworks that drive NCCL themselves and raise its failures in their own words
+        // (`triggers/formats/frameworks.tsv`).
+        Builtin {
+            name: "framework-nccl-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "An NCCL call failed inside a framework that raises it in its own words: XLA (JAX, TensorFlow) `NCCL operation … failed`, its health check and aborted communicator; TensorFlow's NCCL manager; Horovod; CuPy's NcclError; PaddlePaddle; torchft's all-reduce (vLLM's and SGLang's pynccl raise PyTorch's `NCCL error: …`, which `pytorch-nccl-error` fires on)",
+            example: "external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.;",
+            patterns: &[
+                pat(
+                    r"\bNCCL operation (?:(?P<op>nccl\w+)\(|.*? failed: )",
+                    &["xla/nccl/operation-failed-*"],
+                ),
+                pat(
+                    r"\. Last NCCL error \(maybe unrelated\): |\bNcclCommunicator aborted\b",
+                    &["xla/nccl/health-check-async-error", "xla/nccl/communicator-aborted"],
+                ),
+                pat(
+                    r"\bError invoking NCCL: |\bNCCL: [^\r\n]*?\. Set NCCL_DEBUG=WARN for detail\.|Collective ops is aborted by: failed to connect to all addresses",
+                    &[
+                        "tensorflow/nccl_manager/error-invoking-nccl",
+                        "tensorflow/nccl_manager/nccl-set-debug-warn",
+                        "tensorflow/collective/aborted-failed-to-connect",
+                    ],
+                ),
+                pat(
+                    r"\b(?P<op>ncclCommInitRank|ncclAllReduce|ncclGetAsyncError) failed: |\bNCCL async error: ",
+                    &["horovod/nccl/*"],
+                ),
+                pat(r"\bNCCL_ERROR_(?P<error>[A-Z_]+): ", &["cupy/nccl/*"]),
+                pat(r"\bNCCL error\(\d+\), |(?:^|\s)Nccl error, ", &["paddle/enforce/*"]),
+                pat(r"\] got exception in all reduce -- skipping remaining: ", &["torchft/manager/allreduce-exception"]),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "framework-collective-timeout",
+            class: "nccl_timeout",
+            pre_s: PRE,
+            description: "A framework's own collective or rendezvous timed out: vLLM's stateless process group barrier, Ray's collective rendezvous and NCCL unique-id exchange, torchft's process group and futures, JAX's distributed client connect",
+            example: "RuntimeError: Unable to meet other processes at the rendezvous store",
+            patterns: &[
+                pat(r"\bBarrier (?:departure )?timed out after [\d.]+ seconds", &["vllm/stateless-pg/*"]),
+                pat(
+                    r"Unable to meet other processes at the rendezvous store|Unable to get the NCCLUniqueID from the store within (?P<stuck_s>\d+) seconds",
+                    &["ray/collective/*"],
+                ),
+                pat(
+                    r"\baborting after \d+:\d+:\d+(?:\.\d+)?!|\bfuture did not complete within \d+:\d+:\d+",
+                    &["torchft/process_group/aborting-after-timeout", "torchft/futures/future-timeout"],
+                ),
+                pat(r"DEADLINE_EXCEEDED: Connect\(\) timed out after ", &["jax/client/connect-timed-out"]),
+            ],
+            unless: &[],
         },
     ],
 };

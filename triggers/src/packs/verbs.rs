@@ -46,7 +46,7 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &["uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread"]),
-                pat(r"(?i)transport retry count(?:er)? exceeded", &["rdma-core/libibverbs/wc-status-str/transport-retry-counter-exceeded", "rdma-core/ionic/cqe-with-error-npg", "rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1"]),
+                pat(r"(?i)transport retry count(?:er)? exceeded", &["mori/io/cqe-error-*", "mori/io/notif-*", "mori/device/*", "rdma-core/libibverbs/wc-status-str/transport-retry-counter-exceeded", "rdma-core/ionic/cqe-with-error-npg", "rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1"]),
                 // bnxt_re: CQ_REQ_STATUS_TRANSPORT_RETRY_CNT_ERR.
                 pat(
                     r"FP: CQ Processed Req wr_id\[-?\d+\] = 0x[0-9a-fA-F]+ with status 0xa(?:[^0-9a-fA-F]|$)",
@@ -284,6 +284,8 @@ pub(super) static VERBS: Table = Table {
                 r"\):Failed request to \d+",
                 r"CQE ERROR wr_id=|CQE error, wr_id=|(?:poll_(?:send|recv)_cq|recv_acks): completion error: |RDMA error: ",
                 r"Assertion! wait completion error: ",
+                // MoRI (`mori-rdma-error`).
+                r"ProcessOneCqe: |NotifManager receive (?:send )?cqe failed |\) CQE error: |\[BNXT PollCq\] CQE error: |\bRDMA async event IBV_EVENT_\w+ \(type=",
             ],
         },
         Builtin {
@@ -628,6 +630,10 @@ pub(super) static VERBS: Table = Table {
                 r"\[Handshake\] Failed to modify QP to ",
                 // libfabric's verbs provider logs the same calls (libfabric pack).
                 r"libfabric:\d+:",
+                // NCCL's verbs wrapper (`nccl-ibverbs-call-failed`).
+                r"NCCL WARN Call to ibv_",
+                // MoRI's verbs setup with the device's limits after it (`mori-rdma-error`).
+                r"\bibv_\w+(?:\((?:INIT|RTR|RTS)\))? failed: err(?:no)?=-?\d+ \([^)\r\n]*\); (?:dev|transition)=",
             ],
         },
         // Verbs applications with their own wordings (UCCL, NVSHMEM, rlib/r2, xstore,
@@ -790,7 +796,7 @@ pub(super) static VERBS: Table = Table {
             name: "mooncake-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout), could not register a buffer, or timed out a synchronous batch transfer; Mooncake Store's transfers that failed or did not complete in time; NIXL's backend errors",
+            description: "Mooncake's RDMA transport failed a transfer slice on a bad work completion, could not poll its CQs, got an error async event, could not connect an endpoint (handshake QP state change, QP creation, rejected handshake, ready-ACK timeout), could not register a buffer, or timed out a synchronous batch transfer; Mooncake Store's transfers that failed or did not complete in time",
             example: "E0331 12:03:04.222625 56060 rdma_endpoint.cpp:385] [Handshake] Failed to modify QP to RTR, check mtu, gid, peer lid, peer qp num: Connection timed out [110]",
             patterns: &[
                 pat(
@@ -830,11 +836,78 @@ pub(super) static VERBS: Table = Table {
                         "mooncake/transfer_engine_py/sync-batch-transfer-timeout",
                     ],
                 ),
-                // NIXL (the KV-cache transfer library beside Mooncake in disaggregated
-                // serving): its backend (UCX, RDMA) failed a registration or transfer.
+            ],
+            unless: &[r"(?i)transport retry count(?:er)? exceeded"],
+        },
+        // NIXL, the KV-cache transfer library of disaggregated serving (vLLM, SGLang, Dynamo),
+        // and AMD's MoRI: written from their rows of `more_stacks.tsv`.
+        Builtin {
+            name: "nixl-transfer-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "NIXL failed a transfer, a registration or a connection: the agent's post, status, prepare, registration and connection errors, its UCX and libfabric backends (completion-queue errors, failed writes and reads, memory mapping, handshake timeouts), nixlbench's failed transfers and the Python bindings' exceptions",
+            example: "nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND",
+            patterns: &[
                 pat(
-                    r"\bnixlBackendError(?:: |\(')NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+|ucx_utils\.cpp:\d+\] (?:.*?: )?UCX endpoint create failed: ",
+                    r"\bnixl\w*Error(?:: |\(')NIXL_ERR_\w+|encountered error during [\w -]+ with status NIXL_ERR_\w+|ucx_utils\.cpp:\d+\] (?:.*?: )?UCX endpoint create failed: ",
                     &["nixl/bindings/*", "nixl/agent/*", "nixl/ucx/*"],
+                ),
+                pat(
+                    r"\b(?P<op>postXferReq|getXferStatus|createXferReq|makeXferReq|registerMem|makeConnection|loadRemoteMD): (?:remote agent '[^'\r\n]*' was (?:disconnected|invalidated)|backend '[^'\r\n]*' (?:failed to (?:post|prepare) the transfer request|returned error status)|registration failed|connect\('[^'\r\n]*'\) failed|no common backend|error loading connection info)",
+                    &["nixl/agent/*"],
+                ),
+                pat(
+                    r"\bUnexpected UCX error: |\bUCX AM send failed with status |\b[Ff]ailed to ucp_mem_map: |\bVRAM memory is detected as host by UCX",
+                    &["nixl/ucx/*"],
+                ),
+                pat(
+                    r"\bfi_cq_read returned error -?\d+ on rail|\bCQ read failed on rail -?\d+ with error: |\bfi_cq_readerr failed with -?\d+|\bCQ error in drain interleave on rail|\b(?P<op>fi_writedata|fi_read|fi_senddata|fi_mr_reg) failed on rail -?\d+: |\bFailed to establish connection with |\bHandshake from peer '[^'\r\n]*' not received after (?P<stuck_s>\d+)s",
+                    &["nixl/libfabric/*"],
+                ),
+                pat(
+                    r"\bNIXL Xfer failed with status: |\bTransfer failed on slot -?\d+: NIXL_ERR_|\bpostSlot failed (?:on resubmit )?for slot -?\d+: |\bcreateXferReq failed: |\bNIXL: registerMem failed \(",
+                    &["nixl/bench/*"],
+                ),
+            ],
+            unless: &[r"(?i)transport retry count(?:er)? exceeded"],
+        },
+        Builtin {
+            name: "mori-rdma-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "AMD's MoRI (MoE dispatch and KV transfer over RDMA) failed: memory registration, GID selection, verbs objects and QP state changes, completion errors (with its root-cause hint), flushed completion rounds, a full send queue, a partly posted send, engine and session read/write errors, fatal async events, its TCP bootstrap",
+            example: "[application][error] RegisterRdmaMemoryRegion failed! addr:0x..., size:943718400, accessFlag:15, errno:22 (Invalid argument)",
+            patterns: &[
+                pat(
+                    r"\bRegisterRdmaMemoryRegion(?:Dmabuf(?:Iova0)?)? failed! addr:|\bRegisterRdmaMemoryRegionAuto failed: |\bFailed to auto-detect a valid GID on port",
+                    &["mori/rdma/register-mr-*", "mori/rdma/auto-detect-gid-failed"],
+                ),
+                pat(
+                    r"\b(?P<op>ibv_create_cq|ibv_create_qp|ibv_alloc_pd|ibv_create_comp_channel|ibv_modify_qp)(?:\((?:INIT|RTR|RTS)\))? failed: err(?:no)?=",
+                    &["mori/ibverbs/create-*", "mori/ibverbs/alloc-pd-failed", "mori/ibverbs/modify-qp-*"],
+                ),
+                pat(
+                    r"\bProcessOneCqe: (?:\[ROOT CAUSE\] )?CQE error: wr_id=\d+ status=(?P<status>\d+)|\bNotifManager receive (?:send )?cqe failed for |\(\S+:-?\d+\) CQE error: |\[BNXT PollCq\] CQE error: ",
+                    &["mori/io/cqe-error-*", "mori/io/notif-*", "mori/device/*"],
+                ),
+                pat(
+                    r"\bCQ poll round summary: \d+ flush errors across|\bSQ full timeout \(|\bibv_post_send partially posted -?\d+ / -?\d+ WRs|\bibv_post_send failed on ep -?\d+: |\b(?:Engine|Session)(?: batch)? (?:read|write) error -?\d+ message |\bcontrol-plane handler for fd -?\d+ failed: ",
+                    &[
+                        "mori/io/cq-flush-round-summary*",
+                        "mori/io/sq-full-timeout*",
+                        "mori/io/post-send-*",
+                        "mori/io/engine-*",
+                        "mori/io/session-*",
+                        "mori/io/control-plane-handler-failed-errno",
+                    ],
+                ),
+                pat(
+                    r"\bRDMA async event (?P<event>IBV_EVENT_(?:PORT_ERR|QP_FATAL|QP_REQ_ERR|QP_ACCESS_ERR|CQ_ERR|DEVICE_FATAL|SRQ_ERR|PATH_MIG_ERR)) \(type=",
+                    &["mori/io/async-event-*"],
+                ),
+                pat(
+                    r"\bRank (?P<rank>\d+) failed to connect to (?:root|next rank \d+ for ring) after -?\d+ retries|\bAcceptSocket timed out after (?P<timeout_ms>\d+) ms|:-?\d+\] syscall failed with ",
+                    &["mori/bootstrap/*", "mori/check/syscall-failed"],
                 ),
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
