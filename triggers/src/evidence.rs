@@ -254,6 +254,27 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     ),
     // MoRI's bootstrap: how long the root waited for a rank to connect.
     (r"AcceptSocket timed out after (\d{1,15}) ms", Unit::Millis),
+    // TensorRT-LLM's KV-cache transfers past their timeout, and its hang detector.
+    (
+        r"KV cache transfer for request \d+ (?:exceeded configured timeout|completed after its deadline): elapsed (\d{1,15}) ms",
+        Unit::Millis,
+    ),
+    (r"Hang detected after (\d{1,12}) seconds\.", Unit::Seconds),
+    // nvidia-resiliency-ext's rank monitor: how long it waited for a heartbeat, or how long
+    // a section has been open (the fraction is dropped).
+    (
+        r"Did not get (?:initial|subsequent) heartbeat\. Waited (\d{1,12})(?:\.\d+)? seconds",
+        Unit::Seconds,
+    ),
+    (
+        r"Section '[^'\r\n]*' has been open for (\d{1,12})(?:\.\d+)? seconds",
+        Unit::Seconds,
+    ),
+    // PaddlePaddle's TCPStore master waiting for the workers.
+    (
+        r"_timeout:-?\d+ elapsed:(\d{1,12}) \(elapsed > _timeout\)",
+        Unit::Seconds,
+    ),
     // NIXL's libfabric backend: how long it waited for the peer's handshake.
     (
         r"not received after (\d{1,12})s; connection cannot be established",

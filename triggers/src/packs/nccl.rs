@@ -809,7 +809,7 @@ pub(super) static NCCL: Table = Table {
                 r"\[TC\]|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): ",
                 // The frameworks that raise an NCCL failure in their own words
                 // (`framework-nccl-error`): XLA, TensorFlow, Horovod, CuPy, PaddlePaddle.
-                r"\bNCCL operation |Last NCCL error \(maybe unrelated\)|\bError invoking NCCL: |Set NCCL_DEBUG=WARN for detail\.|\bnccl(?:CommInitRank|AllReduce|GetAsyncError) failed: |\bNCCL async error: |\bNCCL_ERROR_[A-Z_]+: |\bNCCL error\(\d+\), |Nccl error, ",
+                r"\bNCCL operation |Last NCCL error \(maybe unrelated\)|\bError invoking NCCL: |Set NCCL_DEBUG=WARN for detail\.|\bnccl(?:CommInitRank|AllReduce|GetAsyncError) failed: |\bNCCL async error: |\bNCCL_ERROR_[A-Z_]+: |\bNCCL error\(\d+\), |Nccl error, |\bError at: \S+?\d+: ",
             ],
         },
         Builtin {

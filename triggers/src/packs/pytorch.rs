@@ -360,6 +360,20 @@ pub(super) static PYTORCH: Table = Table {
                     &["jax/client/terminating-*"],
                 ),
                 pat(r"\bRPC call to execute_model timed out\.", &["vllm/multiproc/rpc-execute-model-timed-out"]),
+                // Monitors beside the job: torchelastic's timer server reaping a worker whose
+                // timer expired, PaddlePaddle's comm-task watchdog finding no group started,
+                // TensorRT-LLM's hang detector, and nvidia-resiliency-ext's rank monitor (missed
+                // heartbeats, a section open too long) and straggler detector stopping the job.
+                pat(
+                    r"\bReaping worker_(?:id|pid)=\[[^\]\r\n]*\]\. Expired timers: |\bTerminating the server process=\[-?\d+\] because of expired timers",
+                    &["pytorch/elastic-timer/*"],
+                ),
+                pat(r"\bFind no task started in all group\b", &["paddle/comm_task/no-task-started-all-groups"]),
+                pat(r"\bHang detected after (?P<stuck_s>\d+) seconds\.", &["trtllm/hang_detector/hang-detected"]),
+                pat(
+                    r"\b(?:Did not get (?:initial|subsequent) heartbeat\. Waited|Section '[^'\r\n]*' has been open for) (?P<stuck_s>\d+)(?:\.\d+)? seconds\.|\bWas out of section for [\d.]+ seconds\. Timeout is |\bDetected stragglers\. Terminating training",
+                    &["nvrx/rank_monitor/*", "nvrx/straggler/detected-terminating"],
+                ),
                 // A participant's liveness lost: torchelastic's etcd rendezvous saw a keep-alive
                 // lease expire; Ray's GCS (or, before 1.0, its monitor) declared a node dead.
                 pat(
@@ -645,6 +659,8 @@ pub(super) static PYTORCH: Table = Table {
                 ),
                 pat(r"\bNCCL_ERROR_(?P<error>[A-Z_]+): ", &["cupy/nccl/*"]),
                 pat(r"\bNCCL error\(\d+\), |(?:^|\s)Nccl error, ", &["paddle/enforce/*"]),
+                // caffe2's NCCL op (CAFFE_NCCL_CHECK), file and line printed without a separator.
+                pat(r"\bError at: \S+?\d+: ", &["caffe2/nccl/error-at"]),
                 pat(r"\] got exception in all reduce -- skipping remaining: ", &["torchft/manager/allreduce-exception"]),
             ],
             unless: &[],
@@ -653,7 +669,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "framework-collective-timeout",
             class: "nccl_timeout",
             pre_s: PRE,
-            description: "A framework's own collective or rendezvous timed out: vLLM's stateless process group barrier, Ray's collective rendezvous and NCCL unique-id exchange, torchft's process group and futures, JAX's distributed client connect",
+            description: "A framework's own collective or rendezvous timed out: vLLM's stateless process group barrier, Ray's collective rendezvous and NCCL unique-id exchange, torchft's process group and futures, JAX's distributed client connect, PaddlePaddle's comm-task watchdog and TCPStore",
             example: "RuntimeError: Unable to meet other processes at the rendezvous store",
             patterns: &[
                 pat(r"\bBarrier (?:departure )?timed out after [\d.]+ seconds", &["vllm/stateless-pg/*"]),
@@ -666,6 +682,12 @@ pub(super) static PYTORCH: Table = Table {
                     &["torchft/process_group/aborting-after-timeout", "torchft/futures/future-timeout"],
                 ),
                 pat(r"DEADLINE_EXCEEDED: Connect\(\) timed out after ", &["jax/client/connect-timed-out"]),
+                // PaddlePaddle's comm-task watchdog (a collective that never started or never
+                // finished in its timeout) and its TCPStore master waiting for the workers.
+                pat(
+                    r"\bFind timeout (?:init but not start|start but not finish) task: ?|\b_timeout:-?\d+ elapsed:(?P<stuck_s>\d+) \(elapsed > _timeout\)=1",
+                    &["paddle/comm_task/timeout-*", "paddle/store/tcpstore-master-timeout"],
+                ),
             ],
             unless: &[],
         },

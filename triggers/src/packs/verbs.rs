@@ -840,12 +840,13 @@ pub(super) static VERBS: Table = Table {
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
         },
         // NIXL, the KV-cache transfer library of disaggregated serving (vLLM, SGLang, Dynamo),
-        // and AMD's MoRI: written from their rows of `more_stacks.tsv`.
+        // and AMD's MoRI, from their rows of `more_stacks.tsv`; TensorRT-LLM's cache transceiver
+        // and nvidia-resiliency-ext's NIC check, from `frameworks.tsv`.
         Builtin {
-            name: "nixl-transfer-error",
+            name: "framework-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "NIXL failed a transfer, a registration or a connection: the agent's post, status, prepare, registration and connection errors, its UCX and libfabric backends (completion-queue errors, failed writes and reads, memory mapping, handshake timeouts), nixlbench's failed transfers and the Python bindings' exceptions",
+            description: "A serving or training framework's RDMA transfer layer failed, in its own words: NIXL (the agent's post, status, prepare, registration and connection errors, its UCX and libfabric backends' completion-queue errors, failed writes and reads, memory mapping and handshake timeouts, nixlbench's failed transfers, the Python bindings' exceptions); TensorRT-LLM's KV-cache transfers (failed, past their timeout, or finished after the deadline and failed) and its UCX connections; nvidia-resiliency-ext's NIC health check (a link-down counter that grew, a port that left ACTIVE)",
             example: "nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND",
             patterns: &[
                 pat(
@@ -867,6 +868,14 @@ pub(super) static VERBS: Table = Table {
                 pat(
                     r"\bNIXL Xfer failed with status: |\bTransfer failed on slot -?\d+: NIXL_ERR_|\bpostSlot failed (?:on resubmit )?for slot -?\d+: |\bcreateXferReq failed: |\bNIXL: registerMem failed \(",
                     &["nixl/bench/*"],
+                ),
+                pat(
+                    r"\b(?:Unknown error|Error) occurred during (?:context|generation) transfer for request \d+|\b(?:Context|Generation) KV cache transfer for request \d+ (?:exceeded configured timeout: elapsed \d+ ms|completed after its deadline: elapsed \d+ ms > limit -?\d+ ms \(failing request\))|\bTerminating [^\r\n]*? request \d+ due to KV cache transfer timeout|\bError in UcxConnection constructor for rank (?P<rank>\d+): ",
+                    &["trtllm/cache_transceiver/*", "trtllm/py_executor/kv-transfer-timeout-terminating", "trtllm/ucx/connection-constructor-error"],
+                ),
+                pat(
+                    r"\bNIC(?:/IB| device) (?P<hca>[\w.-]+)(?: link down counter has been incremented: |: Port state changed from ACTIVE to [^\r\n]*?\. Health check FAILED\.)",
+                    &["nvrx/health_check/*"],
                 ),
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
