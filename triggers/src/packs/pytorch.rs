@@ -658,7 +658,7 @@ pub(super) static PYTORCH: Table = Table {
                     &["horovod/nccl/*"],
                 ),
                 pat(r"\bNCCL_ERROR_(?P<error>[A-Z_]+): ", &["cupy/nccl/*"]),
-                pat(r"\bNCCL error\(\d+\), |(?:^|\s)Nccl error, ", &["paddle/enforce/*"]),
+                pat(r"\bNCCL error\(\d+\), |\bNccl error, ", &["paddle/enforce/*"]),
                 // caffe2's NCCL op (CAFFE_NCCL_CHECK), file and line printed without a separator.
                 pat(r"\bError at: \S+?\d+: ", &["caffe2/nccl/error-at"]),
                 pat(r"\] got exception in all reduce -- skipping remaining: ", &["torchft/manager/allreduce-exception"]),

@@ -896,7 +896,7 @@ pub(super) static VERBS: Table = Table {
                     &["mori/ibverbs/create-*", "mori/ibverbs/alloc-pd-failed", "mori/ibverbs/modify-qp-*"],
                 ),
                 pat(
-                    r"\bProcessOneCqe: (?:\[ROOT CAUSE\] )?CQE error: wr_id=\d+ status=(?P<status>\d+)|\bNotifManager receive (?:send )?cqe failed for |\(\S+:-?\d+\) CQE error: |\[BNXT PollCq\] CQE error: ",
+                    r"\bProcessOneCqe: (?:\[ROOT CAUSE\] )?CQE error: wr_id=\d+ status=(?P<status>\d+)|\bNotifManager receive (?:send )?cqe failed for |\) CQE error: |\[BNXT PollCq\] CQE error: ",
                     &["mori/io/cqe-error-*", "mori/io/notif-*", "mori/device/*"],
                 ),
                 pat(
@@ -915,7 +915,7 @@ pub(super) static VERBS: Table = Table {
                     &["mori/io/async-event-*"],
                 ),
                 pat(
-                    r"\bRank (?P<rank>\d+) failed to connect to (?:root|next rank \d+ for ring) after -?\d+ retries|\bAcceptSocket timed out after (?P<timeout_ms>\d+) ms|:-?\d+\] syscall failed with ",
+                    r"\bRank (?P<rank>\d+) failed to connect to (?:root|next rank \d+ for ring) after -?\d+ retries|\bAcceptSocket timed out after (?P<timeout_ms>\d+) ms|\] syscall failed with ",
                     &["mori/bootstrap/*", "mori/check/syscall-failed"],
                 ),
             ],
