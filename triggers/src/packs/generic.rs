@@ -20,6 +20,8 @@ use super::{pat, Builtin, Table, PRE};
 const NOT_A_FAILURE: &[&str] = &[
     r"NCCL INFO|<info>|<debug>|<trace>|\*(?:DEBUG|INFO)\*",
     r"(?i)\bretrying\b|\bwill retry\b|\bfalling back\b|\bfall back\b|\bcontinuing\b",
+    // A program saying it ignores an event (CCI's `ignoring RDMA_CM_EVENT_UNREACHABLE event`).
+    r"(?i)\bignoring\b",
     // EFA's address vector evicts an address handle to make room and tries again.
     r"AV insertion\. Attempting to evict AH entry",
     // UCX probes DC support by creating a DCT; a failure there is logged at debug level.

@@ -335,6 +335,24 @@ pub(super) static MPI: Table = Table {
             unless: &[],
         },
         Builtin {
+            name: "mpi-tcp-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "Open MPI's TCP BTL lost or could not make a connection to a peer rank: a readv/writev failed or errored, connect() failed, the peer hung up or the handshake failed",
+            example: "[svbu-mpi044][[55297,1],7][btl_tcp_frag.c:216:mca_btl_tcp_frag_recv] mca_btl_tcp_frag_recv: readv failed: Connection timed out (110)",
+            patterns: &[
+                pat(
+                    r"\bmca_btl_tcp_frag_(?:recv: readv|send: writev) (?:failed: (?P<error>[^(\r\n]+)|error \()|:mca_btl_tcp_endpoint_complete_connect\] connect\(\) to (?P<peer>\S+) failed: ",
+                    &["ompi/btl-tcp/frag-*", "ompi/btl-tcp/connect-failed-v3.0"],
+                ),
+                pat(
+                    r"WARNING: Open MPI failed to (?:TCP connect to a peer MPI process|handshake with a connecting peer MPI)|An MPI communication peer process has unexpectedly disconnected",
+                    &["ompi/btl-tcp/help-*"],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
             name: "mpich-ucx-error",
             class: "rdma_verbs_error",
             pre_s: PRE,

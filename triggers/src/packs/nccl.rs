@@ -58,7 +58,7 @@ pub(super) static NCCL: Table = Table {
             name: "nccl-ib-completion-error",
             class: "nccl_ib_error",
             pre_s: PRE,
-            description: "NET/IB work completion with an error status other than 12 (protection, flush, remote access…), a CQE with error, or the resiliency layer's view of one",
+            description: "NET/IB work completion with an error status other than 12 (protection, flush, remote access…), a CQE with error, or the resiliency layer's view of one; the data path of Google's GPUDirect-TCPX/TCPXO net plugins failing the same role (a send or receive timed out, transmit completions stopped, bad segments or control messages, a request left pending)",
             example: "kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)",
             patterns: &[
                 pat(
@@ -80,6 +80,12 @@ pub(super) static NCCL: Table = Table {
                         "nccl/net_ib/res-stale-cqe*",
                         "nccl/net_ib/res-send-request-init-failed*",
                     ],
+                ),
+                // GPUDirect-TCPX and -TCPXO (FasTrak), Google's net plugins on A3 VMs: the data
+                // path, the role NET/IB's completions have.
+                pat(
+                    r"\b(?:send|recv) timeout error -?\d+, |\btx comp timeout poll upper |\breceived -?\d+/-?\d+ segs, failstop|\bcmsg truncated, current msg_controllen |\brequest too many pages -?\d+, failstop|NET/FasTrak [^\r\n]*?: (?:Send|Recv) Test pending request:",
+                    &["nccl-tcpx/data/*", "nccl-tcpx/rx/*", "nccl-tcpxo/data/*"],
                 ),
             ],
             unless: &[
@@ -163,7 +169,8 @@ pub(super) static NCCL: Table = Table {
                     &["nccl/net_ib/mlx5dv-create-qp-failed*"],
                 ),
             ],
-            unless: &[],
+            // GPUDirect-TCPX's socket calls (`nccl-tcpx-socket-error`).
+            unless: &[r"NCCL WARN Call to (?:send|recv) failed, "],
         },
         Builtin {
             name: "nccl-ib-device-error",
@@ -274,6 +281,27 @@ pub(super) static NCCL: Table = Table {
                         "nccl/net_ib/receiver-expected-recv*",
                         "nccl/net_ib/sender-expected-send*",
                     ],
+                ),
+            ],
+            unless: &[],
+        },
+        // Google's GPUDirect-TCPX and -TCPXO (FasTrak) net plugins (A3 and A3 Mega VMs): the
+        // control sockets, connection setup and receive-datapath manager failed (their data
+        // path is `nccl-ib-completion-error`'s).
+        Builtin {
+            name: "nccl-tcpx-socket-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "GPUDirect-TCPX/TCPXO control path: a control channel timed out, a socket could not connect, accept, send or receive, the peer closed the connection, or the receive-datapath manager (flow steering, GPU memory import) failed",
+            example: "[0] tcpxResult_t tcpxCommProgress(tcpxComm*):1231 NCCL WARN 0xadca8062b70:0xadca805d0f0, nic 0, enp12s0, 172.16.0.11<39187><-172.16.0.95<46723> rx rx ctrl timeout cnt 7331502, nanos 10000000585",
+            patterns: &[
+                pat(
+                    r"\b[rt]x ctrl timeout cnt \d+, nanos \d+|NET/GPUDirectTCPX (?:failed to connect socket|failed accept socket)|Net/GPUDirectTCPX : Connection closed by remote peer|NCCL WARN Call to (?:send|recv) failed, |NCCL WARN Call to socket op (?:send|recv)\(-?\d+\) [^\r\n]*? failed : |NCCL WARN Connect to [^\r\n]*? from [^\r\n]*? failed : |\bsendmsg\(\) ret 0, connection closed\?|NCCL WARN Error for fd -?\d+, |\bassume first conn to be ctrl fd failed|\bupdate flow steering rule: [^\r\n]*? failed against receive-datapath-manager|, listen FAILED \(no flow steering\)|\bgpumem (?:fd|metadata) client connect failed",
+                    &["nccl-tcpx/ctrl/*", "nccl-tcpx/socket/*", "nccl-tcpx/flow-steering/*", "nccl-tcpx/rxdm/*"],
+                ),
+                pat(
+                    r"NET/FasTrak [^\r\n]*?: (?:Tcp control channel timeout for fd:|[^\r\n]*?DXS flow ID -?\d+ (?:connect|accept) timeout|Timeout: RxDM not ready on |Connect to [^\r\n]*? failed : |Net : Connection closed by remote peer|Call to recv failed : )|\bDXS flow ID -?\d+ failed to establish",
+                    &["nccl-tcpxo/ctrl/*", "nccl-tcpxo/dxs/*", "nccl-tcpxo/rxdm/*", "nccl-tcpxo/socket/*"],
                 ),
             ],
             unless: &[],
@@ -392,6 +420,8 @@ pub(super) static NCCL: Table = Table {
                 // XLA quotes NCCL's last WARN after the error string it reports, which
                 // `nccl-error-string` fires on: one failure, one trigger.
                 r"Last NCCL warning\(error\) log entry \(may be unrelated\)",
+                // GPUDirect-TCPXO's own socket lines (`nccl-tcpx-socket-error`).
+                r"NET/FasTrak ",
             ],
         },
         Builtin {

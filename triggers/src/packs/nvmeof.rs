@@ -44,6 +44,16 @@ pub(super) static NVMEOF: Table = Table {
                     r"\bTimed out tx for (?P<peer>\S+@o2ib\d*): (?P<stuck_s>\d+) seconds|\bTimed out RDMA (?:with|on queue ibp\S*) \S+@o2ib\d*",
                     &["lustre/o2iblnd/*"],
                 ),
+                // o2iblnd's receive, transmit and connection failures (rejected, address error, no
+                // privileged port), LNet's sockets, and socklnd's timed-out TCP connections.
+                pat(
+                    r"kiblnd_(?:rx_complete\(\)\) Rx from|tx_complete\(\)\) Tx ->) (?P<peer>\S+) (?:failed: |cookie 0x[0-9a-fA-F]+ sending -?\d+ waiting -?\d+: failed )|kiblnd_close_conn_locked\(\)\) Closing conn \S+ to \S+: error |kiblnd_peer_connect_failed\(\)\) Deleting messages for \S+: connection failed|kiblnd_rejected\(\)\) \S+ rejected: |kiblnd_active_connect\(\)\) Can't connect to |kiblnd_cm_callback\(\)\) \S+: ADDR ERROR |\bcannot bind to a free privileged port: ",
+                    &["lustre/o2iblnd/*"],
+                ),
+                pat(
+                    r"lnet_sock_create\(\)\) Error trying to bind to |LNetError: (?:[0-9a-f]+-[0-9a-f]+: )?Unexpected error -?\d+ connecting to |ksocknal_find_timed_out_conn\(\)\) (?:A connection with \S+ \([^)\r\n]*\) timed out|Timeout (?:sending data to|receiving from) )",
+                    &["lustre/lnet/sock-bind-*", "lustre/lnet/acceptor-*", "lustre/socklnd/*"],
+                ),
                 // LNet could not bring its o2ib network up (ko2iblnd did not load).
                 pat(r"Can't load LND o2ib, module ko2iblnd, rc=-?\d+", &["lustre/lnet/cant-load-lnd"]),
                 pat(

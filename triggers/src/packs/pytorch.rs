@@ -359,6 +359,21 @@ pub(super) static PYTORCH: Table = Table {
                     r"Terminating process because (?:the JAX distributed service detected fatal errors|the coordinator detected missing heartbeats|of missing heartbeat response from the coordinator)",
                     &["jax/client/terminating-*"],
                 ),
+                // XLA's coordination service: a task stopped sending heartbeats, the service or
+                // this task's agent is in error, or the leader restarted.
+                pat(
+                    r"UNAVAILABLE: (?:Task [^\r\n]*? heartbeat timeout\. This indicates that the remote task has failed|The following tasks are unhealthy \(stopped sending heartbeats\))|\bStopping coordination service as (?:the following tasks are unhealthy|heartbeat has timed out for )|\bCoordination service agent in error status: |\bPolled an error from coordination service|\bCoordination agent is (?:in|set to) ERROR: |\bShutdown\(\) was called while coordination agent is in error state|ABORTED: Leader incarnation ID mismatch: the coordination +leader",
+                    &[
+                        "jax/coordination/heartbeat-timeout-*",
+                        "jax/coordination/unhealthy-tasks-stopped-heartbeats",
+                        "jax/coordination/stopping-unhealthy-tasks",
+                        "jax/coordination/stopping-heartbeat-timed-out-v0",
+                        "jax/coordination/agent-*",
+                        "jax/coordination/polled-error",
+                        "jax/coordination/shutdown-in-error-state",
+                        "jax/coordination/leader-incarnation-mismatch*",
+                    ],
+                ),
                 pat(r"\bRPC call to execute_model timed out\.", &["vllm/multiproc/rpc-execute-model-timed-out"]),
                 // Monitors beside the job: torchelastic's timer server reaping a worker whose
                 // timer expired, PaddlePaddle's comm-task watchdog finding no group started,
@@ -456,8 +471,6 @@ pub(super) static PYTORCH: Table = Table {
                     r"timed out waiting for all -?\d+ members to join|Timed out waiting on barrier on rank \d+, for key prefix",
                     &["pytorch/elastic/members-join-timeout", "pytorch/elastic/store-barrier-timeout"],
                 ),
-                // JAX (XLA's coordination service): a barrier across the tasks timed out.
-                pat(r"DEADLINE_EXCEEDED: Barrier timed out\. Barrier_id: ", &["jax/coordination/barrier-timed-out"]),
                 // torch_npu's HCCL (Ascend): the socket exchange with a peer rank timed out.
                 pat(r"\bEI0006\b.*?Getting socket times out", &["hccl/socket/ei0006-getting-socket-times-out"]),
                 pat(
@@ -669,7 +682,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "framework-collective-timeout",
             class: "nccl_timeout",
             pre_s: PRE,
-            description: "A framework's own collective or rendezvous timed out: vLLM's stateless process group barrier, Ray's collective rendezvous and NCCL unique-id exchange, torchft's process group and futures, JAX's distributed client connect, PaddlePaddle's comm-task watchdog and TCPStore",
+            description: "A framework's own collective or rendezvous timed out: vLLM's stateless process group barrier, Ray's collective rendezvous and NCCL unique-id exchange, torchft's process group and futures, XLA's coordination service (JAX, TensorFlow: barriers, key-value gets, task registration, the client's connect, the shutdown barrier), PaddlePaddle's comm-task watchdog and TCPStore",
             example: "RuntimeError: Unable to meet other processes at the rendezvous store",
             patterns: &[
                 pat(r"\bBarrier (?:departure )?timed out after [\d.]+ seconds", &["vllm/stateless-pg/*"]),
@@ -682,6 +695,26 @@ pub(super) static PYTORCH: Table = Table {
                     &["torchft/process_group/aborting-after-timeout", "torchft/futures/future-timeout"],
                 ),
                 pat(r"DEADLINE_EXCEEDED: Connect\(\) timed out after ", &["jax/client/connect-timed-out"]),
+                // XLA's coordination service (JAX multi-host, TensorFlow): a barrier, a key-value
+                // get or the tasks' registration ran out of time, the client gave up connecting,
+                // the shutdown barrier failed; a replica's execution stopped on a deadline.
+                pat(
+                    r"DEADLINE_EXCEEDED: (?:Barrier timed out\. (?:Barrier_id|Id): |GetKeyValue\(\) timed out with key: )|\bGetting local topologies failed: |\bStopping coordination service as (?:cluster registration failed|shutdown barrier timed out)|\bCluster registration failed with error: |\bConnect\(\) failed after -?\d+ retries in |\bFailed to connect to distributed JAX controller: ",
+                    &[
+                        "jax/coordination/barrier-timed-out*",
+                        "jax/coordination/get-key-value-timed-out",
+                        "jax/topology/local-topologies-failed",
+                        "jax/coordination/cluster-registration-failed",
+                        "jax/coordination/stopping-cluster-registration-failed",
+                        "jax/coordination/stopping-shutdown-barrier-timed-out*",
+                        "jax/client/connect-failed-after-retries",
+                        "jax/client/failed-to-connect-controller",
+                    ],
+                ),
+                pat(
+                    r"\bShutdown barrier (?:in coordination service has failed|has failed\.|has been passed with status: '[^'\r\n]*', but this task is not at the barrier yet)|\bExecution of replica -?\d+ failed: DEADLINE_EXCEEDED: ",
+                    &["jax/coordination/shutdown-barrier-*", "xla/pjrt/execution-replica-deadline-exceeded"],
+                ),
                 // PaddlePaddle's comm-task watchdog (a collective that never started or never
                 // finished in its timeout) and its TCPStore master waiting for the workers.
                 pat(

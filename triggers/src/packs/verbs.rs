@@ -880,6 +880,34 @@ pub(super) static VERBS: Table = Table {
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
         },
+        // HPC runtimes and file systems with their own RDMA transports: GASNet-EX's ibv and ofi
+        // conduits, Mercury's NA plugins (DAOS), BeeGFS's client (`more_stacks.tsv`).
+        Builtin {
+            name: "hpc-runtime-rdma-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "An HPC runtime or file system failed on its RDMA transport: GASNet-EX aborting on a failed send or receive, a failed connect or a completion-queue error (and its dump of failed operations); Mercury's OFI or UCX plugin (DAOS) getting a completion error, an error event on an operation, a retry that ran out; BeeGFS's client failing to send a message, a communication error or timeout with a node, an IB post or completion error",
+            example: "*** FATAL ERROR (proc 21): in gasnetc_snd_reap() at gasnet/GASNet-2021.9.0/ibv-conduit/gasnet_core_sndrcv.c:843: aborting on reap of failed send",
+            patterns: &[
+                pat(
+                    r"\*\*\* FATAL ERROR \(proc -?\d+\): (?:[^\r\n]*?: )?(?:aborting on reap of failed (?:send|recv)|failed to connect \((?:snd|rcv)\) status=|Unexpected error [^\r\n]*? while reaping the (?:send|recv) queue|fi_cq_read for (?:tx_poll|am_recv_poll) (?:failed with error|returned unexpected error)|fi_send for [^\r\n]*? am failed: |fi_recvmsg failed inside am_recv_poll: )",
+                    &["gasnet/ibv/abort-*", "gasnet/ibv/failed-to-connect-*", "gasnet/ibv/reap-*", "gasnet/ofi/*"],
+                ),
+                pat(
+                    r"@ -?\d+> (?:snd (?:comp\.)?status=(?:TIMEOUT|-?\d+) (?:comp\.)?opcode=|rcv comp->status=|- [^\r\n]*? -?\d+ op\(s\) (?:FLUSHED by error|with status=))",
+                    &["gasnet/ibv/dump-*"],
+                ),
+                pat(
+                    r"\bfi_cq_readerr\(\) got err: |# na_ofi_cq_read\(\): fi_cq_readerr got err: |\bfi_cq_read(?:err)?\(\) failed, rc: |\berror event on operation ID \S+ \(|\bRetry time elapsed, aborting operation |\bretry operation of \S+ \([^)\r\n]*\) failed|\b(?:ucp_tag_send_nbx|ucp_tag_recv_nbx|ucp_am_send_nbx|na_ucp_rma_cb|ucp_ep_create)\(\) failed \(",
+                    &["mercury/*"],
+                ),
+                pat(
+                    r"\(communication\): (?:Failed to send message to |Communication (?:error|timeout)(?: in (?:SEND|RECV)DATA stage)?\. Node: |SocketError\. ErrCode: )|Messaging \(RPC\): Communication error: Node: |NodeConn \(acquire stream\): Connect failed on all available routes|__IBVSocket_postSend:-?\d+: ib_post_send\(\) failed|__IBVSocket_recvWC:-?\d+: retrieval of completion event failed|IBVSocket \((?:recv work completion|wait for total send completion)\): Connection error \(wc_status: ",
+                    &["beegfs/commkit/*", "beegfs/messagingtk/*", "beegfs/connpool/connect-failed-all-routes", "beegfs/ibvsocket/*"],
+                ),
+            ],
+            unless: &[r"(?i)transport retry count(?:er)? exceeded"],
+        },
         Builtin {
             name: "mori-rdma-error",
             class: "rdma_verbs_error",
