@@ -508,7 +508,7 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(
-                    r"NCCL WARN Cuda failure (?:-?\d+ )?'(?P<error>[^'\r\n]*)'",
+                    r"NCCL WARN Cuda failure (?:-?\d+ )?'(?P<error>[^'\r\n]*)(?:'|$)",
                     &["nccl/checks/cuda-failure", "nccl/checks/cuda-failure-code"],
                 ),
                 // alloc.h: a device or pinned host allocation failed (out of GPU memory);
@@ -839,7 +839,7 @@ pub(super) static NCCL: Table = Table {
                 r"\[TC\]|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): ",
                 // The frameworks that raise an NCCL failure in their own words
                 // (`framework-nccl-error`): XLA, TensorFlow, Horovod, CuPy, PaddlePaddle.
-                r"\bNCCL operation |Last NCCL error \(maybe unrelated\)|\bError invoking NCCL: |Set NCCL_DEBUG=WARN for detail\.|\bnccl(?:CommInitRank|AllReduce|GetAsyncError) failed: |\bNCCL async error: |\bNCCL_ERROR_[A-Z_]+: |\bNCCL error\(\d+\), |Nccl error, |\bError at: \S+?\d+: ",
+                r"\bNCCL operation |\bInternal NCCL failure with error |\bBaseCollectiveExecutor::StartAbort |Last NCCL error \(maybe unrelated\)|\bError invoking NCCL: |Set NCCL_DEBUG=WARN for detail\.|\bnccl(?:CommInitRank|AllReduce|GetAsyncError) failed: |\bNCCL async error: |\bNCCL_ERROR_[A-Z_]+: |\bNCCL error\(\d+\), |Nccl error, |\bError at: \S+?\d+: ",
             ],
         },
         Builtin {

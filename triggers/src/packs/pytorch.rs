@@ -675,6 +675,14 @@ pub(super) static PYTORCH: Table = Table {
                 // caffe2's NCCL op (CAFFE_NCCL_CHECK), file and line printed without a separator.
                 pat(r"\bError at: \S+?\d+: ", &["caffe2/nccl/error-at"]),
                 pat(r"\] got exception in all reduce -- skipping remaining: ", &["torchft/manager/allreduce-exception"]),
+                // Legate (cuNumeric, legate.sparse, legate-boost): its NCCL check exits the process.
+                pat(r"\bInternal NCCL failure with error ", &["legate/comm/*"]),
+                // TensorFlow's collective executor aborting on an internal or unavailable status
+                // (not OUT_OF_RANGE, the end of an input, which is routine).
+                pat(
+                    r"\bBaseCollectiveExecutor::StartAbort (?:INTERNAL|Internal|UNAVAILABLE|Unavailable): ",
+                    &["tensorflow/collective/startabort-*"],
+                ),
             ],
             unless: &[],
         },
