@@ -352,6 +352,21 @@ pub(super) static MPI: Table = Table {
             ],
             unless: &[],
         },
+        // MPICH's (and Intel MPI's, Cray MPICH's) fatal-error header: the error stack under
+        // it names the device or netmod frame that failed, which the triggers above fire on
+        // when they know it; the header fires either way.
+        Builtin {
+            name: "mpich-fatal-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "An MPICH-based MPI (MPICH, Intel MPI, Cray MPICH) aborted on an internal error (MPI_ERR_OTHER, or a class it cannot name): the header of the error stack whose frames say which device, netmod or fabric call failed",
+            example: "Abort(2138767) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Unknown error class, error stack:",
+            patterns: &[pat(
+                r"\bFatal error in (?P<op>\w+): (?:Other MPI error|Unknown error class), error stack:",
+                &["mpich/errhan/*"],
+            )],
+            unless: &[],
+        },
         Builtin {
             name: "mpich-ucx-error",
             class: "rdma_verbs_error",
