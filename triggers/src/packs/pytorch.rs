@@ -49,9 +49,14 @@ macro_rules! tc_header {
     };
 }
 
+/// The start of a store error that is not a timeout (c10d's store reports its timeout as
+/// `Socket Timeout`, `wait timeout after …ms` or `Wait timeout`, others as `Timeout …` or
+/// `timed out`): a refused or reset connection, `failed to format addr`, any other cause.
+/// A regex has no negative look-ahead, so this names every first byte but `S`, `T`, `t`,
+/// `W` and `w`, and `S`, `W`, `w` when a timeout's second byte does not follow.
 macro_rules! store_conn_error {
     () => {
-        "(?:Connection reset by peer|Broken pipe|Connection refused|[Ff]ailed to recv|Connection closed)"
+        r"(?:[^STWtw\r\n]|S[^o\r\n]|[Ww][^a\r\n])"
     };
 }
 
@@ -445,7 +450,14 @@ pub(super) static PYTORCH: Table = Table {
             patterns: &[
                 pat(
                     r"\[(?P<rank>\d+)\] is setting up NCCL communicators? and retr(?:ie|ei)ving ncclUniqueIds? from (?:\[\d+\] via c10d key-value store|roots via TCPStore)",
-                    &["pytorch/pgnccl/unique-id-store-*"],
+                    &[
+                        "pytorch/pgnccl/unique-id-store-error-retreiving-timeout",
+                        "pytorch/pgnccl/unique-id-store-error-timeout",
+                        "pytorch/pgnccl/unique-id-store-error-line1-timeout",
+                        "pytorch/pgnccl/unique-id-store-error-socket-timeout",
+                        "pytorch/pgnccl/unique-id-store-unknown*",
+                        "pytorch/pgnccl/unique-id-store-roots-*",
+                    ],
                 ),
                 pat(r"\bSocket Timeout\s*$", &["pytorch/c10d/socket-timeout"]),
                 pat(r"\bwait timeout after (?P<timeout_ms>\d+)ms, keys: ", &["pytorch/c10d/tcpstore-wait-timeout"]),
@@ -479,7 +491,7 @@ pub(super) static PYTORCH: Table = Table {
                 ),
             ],
             unless: &[
-                // The store connection itself failed (not a timeout): `pytorch-tcp-error`'s.
+                // The exchange failed for another cause than a timeout: `pytorch-tcp-error`'s.
                 concat!(r"store->get\('[^']*'\) got error: ", store_conn_error!()),
                 concat!(r"roots via TCPStore by key '[^']*', but got error: ", store_conn_error!()),
             ],
@@ -573,21 +585,28 @@ pub(super) static PYTORCH: Table = Table {
                     r"\[c10d\] (?:recvValue|recvVector|sendBytes) failed on SocketImpl\(.*?\): (?P<error>[A-Z][^\r\n]+)",
                     &["pytorch/c10d/recv-value-failed", "pytorch/c10d/recv-vector-failed", "pytorch/c10d/send-bytes-failed"],
                 ),
-                // The ncclUniqueId exchange through the store failed on the connection itself.
+                // The ncclUniqueId exchange through the store failed for another cause than a
+                // timeout (the connection itself, `failed to format addr`, …).
                 pat(
                     concat!(
                         r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d key-value store by key '[^']*', but store->get\('[^']*'\) got error: (?P<error>",
                         store_conn_error!(),
-                        ")"
+                        r"[^.\r\n]*)"
                     ),
-                    &["pytorch/pgnccl/store-get-error-connection-reset", "pytorch/pgnccl/store-get-error-broken-pipe"],
+                    &[
+                        "pytorch/pgnccl/store-get-error-connection-reset",
+                        "pytorch/pgnccl/store-get-error-broken-pipe",
+                        "pytorch/pgnccl/unique-id-store-error",
+                        "pytorch/pgnccl/unique-id-store-error-line1",
+                        "pytorch/pgnccl/unique-id-store-error-retreiving",
+                    ],
                 ),
                 // The same exchange in scalable init (NCCL_HAS_INIT_RANK_SCALABLE, from roots).
                 pat(
                     concat!(
                         r"\[(?P<rank>\d+)\] is setting up NCCL communicators and retrieving ncclUniqueId from roots via TCPStore by key '[^']*', but got error: (?P<error>",
                         store_conn_error!(),
-                        ")"
+                        r"[^.\r\n]*)"
                     ),
                     &["pytorch/pgnccl/store-get-error-roots-connection-reset"],
                 ),
