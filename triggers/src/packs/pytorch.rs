@@ -38,9 +38,6 @@ use super::{pat, Builtin, Table, PRE};
 const HCCL_ERROR_TIMEOUT: &str =
     r"\[ERROR\] ?HCCL\(\d+,[^)]*\):[^\r\n]*?(?i:timeout|times out|timed out)";
 
-/// The errors of a store connection that failed on the connection itself (not a timeout):
-/// the ncclUniqueId exchange's class follows them (`pytorch-tcp-error`, vetoed in
-/// `pytorch-store-timeout`).
 /// The line header of PyTorch's torchcomms NCCL backend (`nccl2`, 2.14+):
 /// `[TC][rank=N][name=G] `.
 macro_rules! tc_header {
@@ -54,7 +51,9 @@ macro_rules! tc_header {
 /// `timed out`): a refused or reset connection, `failed to format addr`, any other cause.
 /// A regex has no negative look-ahead, so this names every first byte but `S`, `T`, `t`,
 /// `W` and `w`, and `S`, `W`, `w` when a timeout's second byte does not follow.
-macro_rules! store_conn_error {
+/// The ncclUniqueId exchange's class follows it (`pytorch-tcp-error`, vetoed in
+/// `pytorch-store-timeout`).
+macro_rules! store_error_not_timeout {
     () => {
         r"(?:[^STWtw\r\n]|S[^o\r\n]|[Ww][^a\r\n])"
     };
@@ -492,8 +491,8 @@ pub(super) static PYTORCH: Table = Table {
             ],
             unless: &[
                 // The exchange failed for another cause than a timeout: `pytorch-tcp-error`'s.
-                concat!(r"store->get\('[^']*'\) got error: ", store_conn_error!()),
-                concat!(r"roots via TCPStore by key '[^']*', but got error: ", store_conn_error!()),
+                concat!(r"store->get\('[^']*'\) got error: ", store_error_not_timeout!()),
+                concat!(r"roots via TCPStore by key '[^']*', but got error: ", store_error_not_timeout!()),
             ],
         },
         Builtin {
@@ -590,7 +589,7 @@ pub(super) static PYTORCH: Table = Table {
                 pat(
                     concat!(
                         r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d key-value store by key '[^']*', but store->get\('[^']*'\) got error: (?P<error>",
-                        store_conn_error!(),
+                        store_error_not_timeout!(),
                         r"[^.\r\n]*)"
                     ),
                     &[
@@ -605,7 +604,7 @@ pub(super) static PYTORCH: Table = Table {
                 pat(
                     concat!(
                         r"\[(?P<rank>\d+)\] is setting up NCCL communicators and retrieving ncclUniqueId from roots via TCPStore by key '[^']*', but got error: (?P<error>",
-                        store_conn_error!(),
+                        store_error_not_timeout!(),
                         r"[^.\r\n]*)"
                     ),
                     &["pytorch/pgnccl/store-get-error-roots-connection-reset"],
