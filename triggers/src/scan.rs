@@ -24,6 +24,12 @@
 //!   match is a match of the part);
 //! - `unless` vetoes are left out: they only ever stop a trigger.
 //!
+//! The rewritten patterns then become one ([`merge_prefixes`]): a trie of their
+//! leading literals, alternations opened up, so that the lazy DFA builds each
+//! state from the few distinct next bytes instead of from every pattern's start
+//! (a log of new line shapes is mostly state building: 100 MB of healthy lines
+//! took 0.53 s with 515 separate patterns, 0.30 s merged).
+//!
 //! The rewritten patterns match a little more (a `$` before a `\r` in the
 //! middle of a line, a `\w+` dropped in front of `: Couldn't`), which only
 //! costs a `match_line` that says no. When the lazy DFA cannot decide (a user
@@ -104,6 +110,143 @@ pub fn trim_ends(hir: &Hir) -> Hir {
             }
         }
         _ => hir.clone(),
+    }
+}
+
+/// One pattern that matches in a line wherever one of `patterns` does, their
+/// leading literal bytes and classes shared as a trie: `NCCL WARN Call to
+/// (?:ibv_…|…)` once instead of once per pattern. Which pattern matched, and
+/// where a match ends, are lost; [`LineFilter`] needs neither. A pattern that
+/// is a prefix of another ends the branch (a line where the longer one matches
+/// holds a match of the shorter).
+///
+/// Why: a lazy DFA builds each new state from the NFA states of every pattern
+/// that can start at the next byte, so building states cost in proportion to
+/// the number of patterns; after the trie, to the number of distinct first
+/// bytes and classes.
+pub fn merge_prefixes(patterns: &[Hir]) -> Hir {
+    let mut root = Trie::default();
+    let mut budget = EXPANSIONS;
+    for pattern in patterns {
+        root.insert(&[pattern], &mut budget);
+    }
+    root.into_hir(Vec::new())
+}
+
+/// Most branches [`merge_prefixes`] inserts for alternations inside patterns
+/// (`a(?:b|c)d` as `abd` and `acd`): a bound on the product of alternations
+/// one after another.
+const EXPANSIONS: usize = 20_000;
+
+/// A node of [`merge_prefixes`]'s trie: the patterns that go on from here.
+#[derive(Default)]
+struct Trie {
+    /// A pattern ends here: this node matches, whatever follows.
+    ends: bool,
+    /// Patterns whose next part is not a literal or class, from that part on.
+    rests: Vec<Hir>,
+    /// Next literal byte or class, and the patterns that share it.
+    next: Vec<(Atom, Trie)>,
+}
+
+/// One step of a trie path: a literal byte, or a class (`[Nn]` of a
+/// case-insensitive literal, `\d`).
+#[derive(PartialEq)]
+enum Atom {
+    Byte(u8),
+    Class(Hir),
+}
+
+impl Trie {
+    /// Add the pattern that is `parts` one after another, taking each branch
+    /// of an alternation in it as a pattern of its own while `budget` lasts.
+    fn insert<'a>(&mut self, parts: &[&'a Hir], budget: &mut usize) {
+        let mut node = self;
+        for (i, &part) in parts.iter().enumerate() {
+            // A part opened up here: its own parts, then the rest.
+            let then = |first: &'a [Hir]| -> Vec<&'a Hir> {
+                first.iter().chain(parts[i + 1..].iter().copied()).collect()
+            };
+            match part.kind() {
+                HirKind::Literal(lit) => {
+                    for &b in lit.0.iter() {
+                        node = node.child(Atom::Byte(b));
+                    }
+                }
+                HirKind::Class(_) => node = node.child(Atom::Class(part.clone())),
+                HirKind::Empty => {}
+                HirKind::Concat(subs) => {
+                    return node.insert(&then(subs), budget);
+                }
+                HirKind::Alternation(branches) if branches.len() <= *budget => {
+                    *budget -= branches.len();
+                    for branch in branches {
+                        let branch = std::slice::from_ref(branch);
+                        node.insert(&then(branch), budget);
+                    }
+                    return;
+                }
+                _ => {
+                    let rest = parts[i..].iter().map(|&h| h.clone()).collect();
+                    node.rests.push(Hir::concat(rest));
+                    return;
+                }
+            }
+        }
+        node.ends = true;
+    }
+
+    /// The node after `atom`, made if new.
+    fn child(&mut self, atom: Atom) -> &mut Trie {
+        let at = match self.next.iter().position(|(a, _)| *a == atom) {
+            Some(at) => at,
+            None => {
+                self.next.push((atom, Trie::default()));
+                self.next.len() - 1
+            }
+        };
+        &mut self.next[at].1
+    }
+
+    /// `path` (the atoms that lead here, not shared with a sibling) then this
+    /// node, as one pattern.
+    fn into_hir(self, mut path: Vec<Atom>) -> Hir {
+        let mut node = self;
+        while !node.ends && node.rests.is_empty() && node.next.len() == 1 {
+            let Some((atom, child)) = node.next.pop() else {
+                break;
+            };
+            path.push(atom);
+            node = child;
+        }
+        let tail = if node.ends {
+            Hir::empty()
+        } else {
+            let mut alternatives = node.rests;
+            for (atom, child) in node.next {
+                alternatives.push(child.into_hir(vec![atom]));
+            }
+            Hir::alternation(alternatives)
+        };
+        // Runs of bytes as one literal each.
+        let mut parts = Vec::new();
+        let mut bytes = Vec::new();
+        for atom in path {
+            match atom {
+                Atom::Byte(b) => bytes.push(b),
+                Atom::Class(class) => {
+                    if !bytes.is_empty() {
+                        parts.push(Hir::literal(std::mem::take(&mut bytes)));
+                    }
+                    parts.push(class);
+                }
+            }
+        }
+        if !bytes.is_empty() {
+            parts.push(Hir::literal(bytes));
+        }
+        parts.push(tail);
+        Hir::concat(parts)
     }
 }
 
@@ -268,8 +411,8 @@ struct Walk {
 struct GaveUp;
 
 impl LineFilter {
-    /// A filter for `patterns` (already [`for_buffers`]): `None` when their
-    /// automaton is bigger than `size_limit` bytes. The lazy DFA's cache grows
+    /// A filter for `patterns` (already [`for_buffers`]), made one by
+    /// [`merge_prefixes`]: `None` when their automaton is bigger than `size_limit` bytes. The lazy DFA's cache grows
     /// up to `cache_capacity` bytes.
     pub fn new(patterns: &[Hir], size_limit: usize, cache_capacity: usize) -> Option<LineFilter> {
         let nfa = thompson::Compiler::new()
@@ -279,7 +422,7 @@ impl LineFilter {
                     .which_captures(thompson::WhichCaptures::None)
                     .nfa_size_limit(Some(size_limit)),
             )
-            .build_many_from_hir(patterns)
+            .build_from_hir(&merge_prefixes(patterns))
             .ok()?;
         let dfa = DFA::builder()
             .configure(
@@ -811,6 +954,56 @@ mod tests {
             cleared |= cache.dfa.clear_count() > 0;
         }
         assert!(cleared, "no cache was ever cleared: the test tests nothing");
+    }
+
+    #[test]
+    fn merged_prefixes_are_shared_and_match_where_one_pattern_does() {
+        let merged = |ps: &[&str]| merge_prefixes(&ps.iter().map(|p| hir(p)).collect::<Vec<_>>());
+        assert_eq!(
+            merged(&["NET/IB : Got completion", "NET/IB : Got async event"]).to_string(),
+            hir("NET/IB : Got (?:completion|async event)").to_string()
+        );
+        // A pattern that is the prefix of another ends the branch.
+        assert_eq!(
+            merged(&["vendor err \\d+", "vendor", "ven(?:d|t)"]).to_string(),
+            hir("ven(?:dor|(?:d|t))").to_string()
+        );
+        assert_eq!(merged(&["a", ""]).to_string(), hir("").to_string());
+        let cases: &[&[&str]] = &[
+            PATTERNS,
+            &[
+                r"(?i)nccl warn",
+                r"(?i)nccl error \d+",
+                r"NET/IB : Got completion",
+                r"NET/IB\w* : Got",
+                r"NET/IB",
+                r"(?:Watchdog|watchdog) caught|ran for",
+                r"[rR]ank\d+|rank",
+                r"x*y",
+            ],
+        ];
+        for patterns in cases {
+            let hirs: Vec<Hir> = patterns.iter().map(|p| hir(p)).collect();
+            let one = regex_automata::meta::Regex::builder()
+                .build_from_hir(&merge_prefixes(&hirs))
+                .expect("builds");
+            let any = regex_automata::meta::Regex::builder()
+                .build_many_from_hir(&hirs)
+                .expect("builds");
+            for seed in 1..20 {
+                let buf = random_lines(seed * 0x5851_f42d, 300);
+                let mut lines = Vec::new();
+                all_lines(&buf, &mut lines);
+                for line in lines.into_iter().map(|r| &buf[r]) {
+                    assert_eq!(
+                        one.is_match(line),
+                        any.is_match(line),
+                        "{patterns:?} on {:?}",
+                        String::from_utf8_lossy(line)
+                    );
+                }
+            }
+        }
     }
 
     #[test]
