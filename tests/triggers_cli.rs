@@ -150,14 +150,14 @@ fn list_shows_every_pack_class_and_example_and_patterns_compile_for_grep() {
             .take_while(|l| l.starts_with("    "))
             .map(|l| format!("{l}\n"))
             .collect();
-        for source in def.sources.iter().flat_map(|s| s.split("; ")) {
+        for source in def.sources().iter().flat_map(|s| s.split("; ")) {
             assert!(
                 section.contains(&format!("    from {source}")),
                 "{}: `{source}` not listed in {section}",
                 def.name
             );
         }
-        assert!(!def.sources.is_empty(), "{} has no sources", def.name);
+        assert!(!def.sources().is_empty(), "{} has no sources", def.name);
         assert_eq!(
             section.contains("    fallback: "),
             def.fallback,

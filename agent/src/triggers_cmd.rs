@@ -226,7 +226,8 @@ pub fn list(out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "    e.g. {}", t.example)?;
             // Where the patterns come from, each source once (several patterns share one).
             let mut seen: Vec<&str> = Vec::new();
-            for s in t.sources.iter().flat_map(|s| s.split("; ")) {
+            let sources = t.sources();
+            for s in sources.iter().flat_map(|s| s.split("; ")) {
                 if !s.is_empty() && !seen.contains(&s) {
                     seen.push(s);
                     writeln!(out, "    from {s}")?;

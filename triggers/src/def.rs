@@ -41,10 +41,10 @@ pub struct TriggerDef {
     /// A real log line the trigger fires on, for `tripcap triggers list`
     /// (empty for user triggers).
     pub example: String,
-    /// Where each pattern comes from, one entry per pattern (same order): the
-    /// project, file and releases whose format strings it was written from
-    /// (`nccl src/transport/net_ib.cc (v2.19.3-)`). Empty for user triggers.
-    pub sources: Vec<String>,
+    /// The format rows (`triggers/formats/*.tsv` ids) each pattern was written
+    /// from, one list per pattern (same order); [`TriggerDef::sources`] says what
+    /// they are. Empty for user triggers.
+    pub cites: Vec<&'static [&'static str]>,
     /// Fires only on a line no other trigger of the set fires on: a generic shape
     /// (a failed verbs call, a queue pair gone to error) that catches programs no
     /// pack knows, without adding a second incident to lines a specific trigger
@@ -66,8 +66,20 @@ impl TriggerDef {
             cooldown: DEFAULT_COOLDOWN,
             description: String::new(),
             example: String::new(),
-            sources: Vec::new(),
+            cites: Vec::new(),
             fallback: false,
         }
+    }
+
+    /// Where each pattern comes from, one entry per pattern (same order): the
+    /// project, file and releases whose format strings it was written from
+    /// (`nccl src/transport/net_ib.cc (v2.19.3-)`). Empty for user triggers.
+    /// Looked up when asked (reading the format tables is a tenth of compiling
+    /// the built-in packs, and only `tripcap triggers list` shows it).
+    pub fn sources(&self) -> Vec<String> {
+        self.cites
+            .iter()
+            .map(|ids| crate::formats::describe(ids))
+            .collect()
     }
 }

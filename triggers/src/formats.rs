@@ -116,7 +116,7 @@ pub fn cites(cite: &str, id: &str) -> bool {
 
 /// Every row by id, sorted by id: an exact citation is one binary search, a `*`
 /// citation one range (the packs cite a few thousand rows, a fifth of them by prefix,
-/// and every agent start turns the citations into sources).
+/// and `tripcap triggers list` turns every citation into sources).
 static BY_ID: LazyLock<Vec<(&'static str, usize)>> = LazyLock::new(|| {
     let mut ids: Vec<(&'static str, usize)> = all()
         .unwrap_or_default()

@@ -176,7 +176,11 @@ fn build_set(hirs: &[Hir]) -> Result<meta::Regex, String> {
                 .utf8_empty(false)
                 .which_captures(WhichCaptures::None)
                 .nfa_size_limit(Some(SET_SIZE_LIMIT))
-                .hybrid_cache_capacity(SET_DFA_CACHE),
+                .hybrid_cache_capacity(SET_DFA_CACHE)
+                // A prefilter of the set's literals cost 8 % of starting up and
+                // saves nothing: lines reach the set only once the chunk filter
+                // (crate::scan) found a pattern may match in them.
+                .auto_prefilter(false),
         )
         .build_many_from_hir(hirs)
         .map_err(|e| one_line(&e))

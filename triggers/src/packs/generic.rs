@@ -14,7 +14,7 @@
 //! perftest already explains keeps its own trigger and class. Lines at a debug or
 //! information level, and retries in progress, are vetoed.
 
-use super::{pat, Builtin, Table, PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE};
 
 /// Levels and states that are not failures (yet).
 const NOT_A_FAILURE: &[&str] = &[
@@ -111,7 +111,7 @@ macro_rules! object {
 pub(super) static GENERIC: Table = Table {
     name: "generic",
     summary: "any program's report of a failed verbs, rdma_cm or libfabric call, of a queue pair gone to error or a verbs object that cannot be set up, of a UCX operation failed with UCX's own fatal status, of any UCX error line outside its intra-node transports, or of a kernel task hung for minutes; fires only where no other trigger does",
-    fallback: true,
+    fallbacks: Fallbacks::All,
     rows: &[
         Builtin {
             name: "verbs-call-failed",

@@ -1,6 +1,6 @@
 //! The `libfabric` pack.
 
-use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
 /// A verbs completion status of retry exceeded, as rxm, EFA and fabtests pass it on.
 /// `pub(super)`: the `verbs` pack's generic retry pattern must veto these lines.
@@ -17,7 +17,7 @@ const EQ_CONNREFUSED: &str = r"fi_eq_readerr: err: Connection refused \(";
 pub(super) static LIBFABRIC: Table = Table {
     name: "libfabric",
     summary: "libfabric verbs/rxm/EFA provider warnings and fabtests errors: completion errors, EFA internal errors, CM and connection failures, QP setup failures",
-    fallback: false,
+    fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "libfabric-completion-error",

@@ -174,8 +174,29 @@ struct Table {
     name: &'static str,
     summary: &'static str,
     rows: &'static [Builtin],
-    /// Every trigger of the pack is a [`TriggerDef::fallback`].
-    fallback: bool,
+    /// Which triggers of the pack are [`TriggerDef::fallback`]s.
+    fallbacks: Fallbacks,
+}
+
+/// Which triggers of a pack are [`TriggerDef::fallback`]s.
+#[derive(Clone, Copy)]
+enum Fallbacks {
+    /// None of them.
+    None,
+    /// Every one (the `generic` pack).
+    All,
+    /// The ones named.
+    Only(&'static [&'static str]),
+}
+
+impl Fallbacks {
+    fn has(self, name: &str) -> bool {
+        match self {
+            Fallbacks::None => false,
+            Fallbacks::All => true,
+            Fallbacks::Only(names) => names.contains(&name),
+        }
+    }
 }
 
 /// One built-in trigger as written in this file.
@@ -204,7 +225,10 @@ const fn pat(re: &'static str, from: &'static [&'static str]) -> Pat {
 
 impl Table {
     fn defs(&self) -> Vec<TriggerDef> {
-        self.rows.iter().map(|b| b.to_def(self.fallback)).collect()
+        self.rows
+            .iter()
+            .map(|b| b.to_def(self.fallbacks.has(b.name)))
+            .collect()
     }
 }
 
@@ -215,11 +239,7 @@ impl Builtin {
             name: self.name.to_string(),
             class: self.class.to_string(),
             patterns: self.patterns.iter().map(|p| bytes(&p.re)).collect(),
-            sources: self
-                .patterns
-                .iter()
-                .map(|p| crate::formats::describe(p.from))
-                .collect(),
+            cites: self.patterns.iter().map(|p| p.from).collect(),
             unless: self.unless.iter().map(bytes).collect(),
             pre: Duration::from_secs(self.pre_s),
             post: DEFAULT_POST,
@@ -320,7 +340,7 @@ const RETRY_PRE: u64 = RETRY_EXCEEDED_PRE.as_secs();
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::TriggerSet;
+    use crate::{LineMatch, TriggerSet};
 
     #[test]
     fn every_pack_compiles_and_names_are_unique() {
@@ -335,6 +355,43 @@ mod tests {
             describe().iter().map(|p| p.triggers.len()).sum::<usize>()
         );
         assert!(pack("nope").is_none());
+    }
+
+    #[test]
+    fn named_fallbacks_exist_and_stand_back_for_a_specific_trigger() {
+        for table in PACK_NAMES.iter().filter_map(|n| table(n)) {
+            if let Fallbacks::Only(names) = table.fallbacks {
+                for name in names {
+                    assert!(
+                        table.rows.iter().any(|b| b.name == *name),
+                        "pack {}: no trigger `{name}` to be a fallback",
+                        table.name
+                    );
+                }
+            }
+        }
+        let defs = all_packs();
+        let is_fallback = |name: &str| defs.iter().any(|d| d.name == name && d.fallback);
+        assert!(is_fallback("nccl-error-string"));
+        assert!(!is_fallback("pytorch-nccl-error"));
+        let set = TriggerSet::new(defs.clone()).expect("valid");
+        let mut out = Vec::new();
+        let fired = |line: &[u8], out: &mut Vec<LineMatch>| -> Vec<String> {
+            set.match_line(line, out);
+            out.iter().map(|m| defs[m.trigger].name.clone()).collect()
+        };
+        // The result string alone: the fallback fires.
+        assert_eq!(
+            fired(b"RuntimeError: unhandled system error", &mut out),
+            vec!["nccl-error-string"]
+        );
+        // Quoted by a wrapper with its own trigger: that one alone.
+        let wrapped = fired(
+            b"RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3",
+            &mut out,
+        );
+        assert_eq!(wrapped.len(), 1, "{wrapped:?}");
+        assert_ne!(wrapped[0], "nccl-error-string");
     }
 
     #[test]

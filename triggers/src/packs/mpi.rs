@@ -25,14 +25,14 @@
 //! - **UCX.** `ucx function returned with failed status(file line func status)` and
 //!   `returned failed request in UCX netmod(…)`; UCX's own lines are the ucx pack's.
 
-use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
 /// Open MPI: the openib BTL and its connection managers, bml/r2, the UCX PML/OSC; MPICH's
 /// ch4 OFI and UCX netmods.
 pub(super) static MPI: Table = Table {
     name: "mpi",
     summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures)",
-    fallback: false,
+    fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "mpi-openib-retry-exceeded",

@@ -20,9 +20,10 @@
 //!   `…, verify NCCL_OOB_NET_IFNAME` error.
 //! - **Error strings embedded in someone else's message fire once.** PyTorch's
 //!   `NCCL error in: …, unhandled system error` and nccl-tests' `Test NCCL failure …
-//!   'internal error …'` fire their own triggers; `nccl-error-string` stands back
-//!   (`unless`) for those wrappers and for NCCL's own WARN lines that quote a result
-//!   string (`hostStreamPlanCallback() failed : …`).
+//!   'internal error …'` fire their own triggers; `nccl-error-string` is a fallback
+//!   (it fires only where no specific trigger does) and stands back (`unless`) for
+//!   NCCL's own WARN lines that quote a result string (`hostStreamPlanCallback()
+//!   failed : …`).
 //!
 //! Triggers are grouped by failure kind (one incident for the several lines a failure
 //! logs): IB completions (retry-exceeded apart, for its longer window), IB async and
@@ -30,13 +31,15 @@
 //! CUDA, communicator/bootstrap/topology, error strings, nccl-tests; and the one hang
 //! NCCL reports itself.
 
-use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
 /// NCCL/RCCL's own WARN lines (`NCCL_DEBUG=WARN` or more), its error strings and nccl-tests.
 pub(super) static NCCL: Table = Table {
     name: "nccl",
     summary: "NCCL/RCCL WARN lines: NET/IB completion errors and async events, verbs calls, sockets, proxy, CUDA, bootstrap/topology; NCCL error strings; nccl-tests failures",
-    fallback: false,
+    // Only where nothing specific fires: a result string quoted by a wrapper
+    // with its own trigger (PyTorch, nccl-tests, XLA…) is that trigger's line.
+    fallbacks: Fallbacks::Only(&["nccl-error-string"]),
     rows: &[
         Builtin {
             name: "nccl-ib-retry-exceeded",
@@ -825,22 +828,10 @@ pub(super) static NCCL: Table = Table {
                     "nccl/errstr/invalid-argument",
                 ],
             )],
-            // Wrappers with their own trigger: PyTorch's, nccl-tests', NCCL's own lines.
-            unless: &[
-                r"NCCL error in:",
-                r"NCCL error:",
-                r"DistBackendError",
-                r"\bnccl[A-Z]\w*Error\b",
-                r"(?:NCCL|CUDA|HIP|Cuda) failure \S+:-?\d+ '",
-                r"NCCL WARN",
-                // NCCL's example NCCLCHECK (`nccl-tests-failure`) and PyTorch's torchcomms NCCL
-                // backend (2.14+, `pytorch-nccl-error`) quote the result string in their own lines.
-                r"\bFailed, NCCL error \S+:-?\d+ '",
-                r"\[TC\]|\bNCCL Async Error: |\bNCCL \w+ failed(?: in batch operation)?: |Failed to (?:initialize NCCL communicator|get NCCL unique ID): ",
-                // The frameworks that raise an NCCL failure in their own words
-                // (`framework-nccl-error`): XLA, TensorFlow, Horovod, CuPy, PaddlePaddle.
-                r"\bNCCL operation |\bInternal NCCL failure with error |\bBaseCollectiveExecutor::StartAbort |Last NCCL error \(maybe unrelated\)|\bError invoking NCCL: |Set NCCL_DEBUG=WARN for detail\.|\bnccl(?:CommInitRank|AllReduce|GetAsyncError) failed: |\bNCCL async error: |\bNCCL_ERROR_[A-Z_]+: |\bNCCL error\(\d+\), |Nccl error, |\bError at: \S+?\d+: ",
-            ],
+            // NCCL's own WARN lines that quote a result string (`hostStreamPlanCallback()
+            // failed : unhandled cuda error`) come with the line of the program that got it;
+            // wrappers with their own trigger need no veto: this one is a fallback.
+            unless: &[r"NCCL WARN"],
         },
         Builtin {
             name: "nccl-tests-timeout",

@@ -1,6 +1,6 @@
 //! The `nccl-ofi` pack: the NCCL OFI net plugin (aws-ofi-nccl).
 
-use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
 /// A completion line whose provider error string says the transport gave up on the peer:
 /// EFA's unresponsive or unreachable remote (SRD's retransmissions ran out), or a verbs-based
@@ -29,7 +29,7 @@ const BENIGN: &str = r"NET/OFI (?:aws-ofi-nccl initialization failed|Initializin
 pub(super) static NCCL_OFI: Table = Table {
     name: "nccl-ofi",
     summary: "the NCCL OFI net plugin (aws-ofi-nccl): libfabric completion, endpoint, AV and memory-registration errors",
-    fallback: false,
+    fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "nccl-ofi-retry-exceeded",

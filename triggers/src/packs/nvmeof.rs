@@ -1,6 +1,6 @@
 //! The `nvmeof` pack.
 
-use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
 /// The kernel drivers' failed-CQE wordings: retry exceeded or any other status, one set
 /// of rows for both triggers.
@@ -30,7 +30,7 @@ macro_rules! spdk_err {
 pub(super) static NVMEOF: Table = Table {
     name: "nvmeof",
     summary: "NVMe over Fabrics on RDMA (SPDK and Linux nvme-rdma/nvmet-rdma): completion errors, CM and connect failures, controller timeouts and keep-alive expiry, queue setup failures; Lustre's LNet over InfiniBand/RoCE (o2iblnd) timing out transmits and RPCs failing on the network; GPUDirect Storage (nvidia-fs failed I/O and GPU page pinning, cufile.log errors)",
-    fallback: false,
+    fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "lustre-o2ib-error",

@@ -38,13 +38,13 @@
 //! `poll CQ failed`, …); a line cannot tell which program printed it, and this pack fires them
 //! as `perftest_error` (perftest is what a cluster runs).
 
-use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
 /// perftest failures, by kind.
 pub(super) static PERFTEST: Table = Table {
     name: "perftest",
     summary: "perftest (ib_write_bw, ib_read_lat, …) completion, run, setup and connection errors",
-    fallback: false,
+    fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "perftest-completion-error",

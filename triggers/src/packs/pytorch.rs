@@ -30,7 +30,7 @@
 //! for `localhost`'s IPv6 address); the failure is `…failed to connect to any network address`
 //! or `…has timed out after`, which fire.
 
-use super::{pat, Builtin, Table, PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE};
 
 /// PyTorch's ProcessGroupNCCL (watchdog, heartbeat monitor), c10d and Gloo.
 /// HCCL's own log line at ERROR (`[ERROR] HCCL(pid,process):date [file:line] …`) that says
@@ -62,7 +62,7 @@ macro_rules! store_error_not_timeout {
 pub(super) static PYTORCH: Table = Table {
     name: "pytorch",
     summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, collective mismatches, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX/XLA, TensorFlow, CuPy, PaddlePaddle, Ray, torchft, vLLM and torch_npu's HCCL",
-    fallback: false,
+    fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "pytorch-nccl-timeout",

@@ -1,6 +1,6 @@
 //! The `ucx` pack.
 
-use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
 /// The verbs completion-error wordings: retry exceeded (`ucx-retry-exceeded`) or any
 /// other status (`ucx-completion-error`), one set of rows for both.
@@ -31,7 +31,7 @@ pub(super) const RETRY_UMR: &str = r"(?P<hca>[\w.-]+): ibv_poll_cq\(UMR CQ, [^,]
 pub(super) static UCX: Table = Table {
     name: "ucx",
     summary: "UCX completion errors (ib_mlx5_log, rc/dc/ud verbs), IB async events, endpoint failures and verbs setup failures",
-    fallback: false,
+    fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "ucx-retry-exceeded",

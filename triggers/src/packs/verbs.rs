@@ -1,6 +1,6 @@
 //! The `verbs` pack.
 
-use super::{pat, Builtin, Table, PRE, RETRY_PRE};
+use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
 /// libibverbs' `ibv_wc_status_str` wordings (and the kernel's `ib_wc_status_msg`, the same
 /// but for three) of every error status that is not a common phrase, transport retry
@@ -24,7 +24,7 @@ macro_rules! wc_status_enum {
 pub(super) static VERBS: Table = Table {
     name: "verbs",
     summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, GPI-2), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma)",
-    fallback: false,
+    fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "verbs-retry-exceeded",
