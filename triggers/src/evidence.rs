@@ -252,6 +252,11 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"Unable to get the NCCLUniqueID from the store within (\d{1,12}) seconds",
         Unit::Seconds,
     ),
+    // MSCCL++: how long it polled a CQ for completions that never came.
+    (
+        r"\bpoll(?:Send)?Cq timed out: waited for (\d{1,12})(?:\.\d+)? seconds",
+        Unit::Seconds,
+    ),
     // MoRI's bootstrap: how long the root waited for a rank to connect.
     (r"AcceptSocket timed out after (\d{1,15}) ms", Unit::Millis),
     // TensorRT-LLM's KV-cache transfers past their timeout, and its hang detector.

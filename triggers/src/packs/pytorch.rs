@@ -665,7 +665,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "framework-nccl-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "An NCCL call failed inside a framework that raises it in its own words: XLA (JAX, TensorFlow) `NCCL operation … failed`, its health check and aborted communicator; TensorFlow's NCCL manager; Horovod; CuPy's NcclError; PaddlePaddle; torchft's all-reduce (vLLM's and SGLang's pynccl raise PyTorch's `NCCL error: …`, which `pytorch-nccl-error` fires on)",
+            description: "An NCCL call failed inside a framework that raises it in its own words: XLA (JAX, TensorFlow) `NCCL operation … failed`, its health check and aborted communicator; TensorFlow's NCCL manager; Horovod; CuPy's NcclError; PaddlePaddle; torchft's all-reduce; the Rust bindings (cudarc, monarch) (vLLM's and SGLang's pynccl raise PyTorch's `NCCL error: …`, which `pytorch-nccl-error` fires on)",
             example: "external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.;",
             patterns: &[
                 pat(
@@ -700,6 +700,12 @@ pub(super) static PYTORCH: Table = Table {
                 pat(
                     r"\bBaseCollectiveExecutor::StartAbort (?:INTERNAL|Internal|UNAVAILABLE|Unavailable): ",
                     &["tensorflow/collective/startabort-*"],
+                ),
+                // Rust bindings: cudarc's NcclError prints only its name (vLLM.rs and other
+                // candle users unwrap it); Meta's monarch prints the result's name.
+                pat(
+                    r"`Err` value: NcclError\b|\bErr\(NcclError\b|\bError: NcclError\b|\bNcclError\((?:NcclError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError|InProgress|UnhandledCudaError)\)|\ba NCCL-level error: ",
+                    &["cudarc/nccl/*", "cudarc-downstream/nccl/*", "monarch/nccl/*"],
                 ),
             ],
             unless: &[],

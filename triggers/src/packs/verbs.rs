@@ -23,7 +23,7 @@ macro_rules! wc_status_enum {
 /// ibverbs transport, RDMA applications (Mooncake, GPI-2, …) and the kernel's RDMA drivers.
 pub(super) static VERBS: Table = Table {
     name: "verbs",
-    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, GPI-2), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma)",
+    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, MSCCL++, GPI-2), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma)",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -817,7 +817,7 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(
-                    r"\[Handshake\] Failed to modify QP to (?P<op>RTR|INIT|RTS|RESET)|\] (?:Failed to (?:create QP|ibv_post_send): |Reject(?:ed)? (?:the )?handshake request by peer |Failed to open device \S+ on port (?:-?\d+ )?with GID)",
+                    r"\[Handshake\] Failed to modify QP to (?P<op>RTR|INIT|RTS|RESET)|\] (?:Failed to (?:create QP|ibv_post_send): |Reject(?:ed)? (?:the )?handshake request by peer |Failed to open device \S+ on port (?:\S{0,4} )?with GID)",
                     &[
                         "mooncake/rdma_endpoint/handshake-modify-qp-*",
                         "mooncake/rdma_endpoint/failed-to-*",
@@ -832,12 +832,101 @@ pub(super) static VERBS: Table = Table {
                     &[
                         "mooncake/store/*",
                         "mooncake/rdma_context/failed-to-register-memory",
-                        "mooncake/rdma_transport/*",
+                        "mooncake/rdma_transport/failed-to-register-memory-batch",
+                        "mooncake/rdma_transport/memory-region-not-registered",
                         "mooncake/transfer_engine_py/sync-batch-transfer-timeout",
+                    ],
+                ),
+                // The transport could not start (every RNIC failed to open, query its GID
+                // or allocate a PD: `No available RNIC`), the handshake daemon's socket
+                // failed, or an endpoint's handshake went wrong. The warnings before
+                // `No available RNIC` (`Device mlx5_3 port not active`, `Disable device`)
+                // are also what a healthy host with an unused port prints: left alone.
+                pat(
+                    r"RdmaTransport: (?:No available RNIC|cannot initialize RDMA resources)|\bFailed to register memory region with context -?\d+|\bFailed to install RDMA transport\b|\bNo matched device found: |\] ibv_open_device\([^)\r\n]*\) failed|\bFailed to query GID -?\d+ on |\bGID is NULL, please check your GID index|\bFailed to allocate new protection domain on device |SocketHandShakePlugin: (?:connect\(\)|failed to (?:send|receive) handshake message)|\bPeer NIC \S+ not found in |\breceived packet mismatch\b|\bActive handshake RPC failed; resetting endpoint|\bFailed to select remote NIC for address ",
+                    &[
+                        "mooncake/rdma_transport/no-available-rnic",
+                        "mooncake/rdma_transport/cannot-initialize-rdma-resources",
+                        "mooncake/rdma_transport/failed-to-register-mr-with-context",
+                        "mooncake/transfer_engine/failed-to-install-rdma-transport",
+                        "mooncake/rdma_context/no-matched-device-found",
+                        "mooncake/rdma_context/ibv-open-device-failed",
+                        "mooncake/rdma_context/failed-to-query-gid",
+                        "mooncake/rdma_context/gid-is-null",
+                        "mooncake/rdma_context/failed-to-alloc-pd",
+                        "mooncake/metadata_plugin/*",
+                        "mooncake/rdma_endpoint/peer-nic-not-found",
+                        "mooncake/rdma_endpoint/packet-mismatch*",
+                        "mooncake/rdma_endpoint/active-handshake-rpc-failed",
+                        "mooncake/worker_pool/failed-to-select-remote-nic",
                     ],
                 ),
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
+        },
+        // MSCCL++ (Microsoft's collective communication library), from its rows of
+        // `more_stacks.tsv`: every IbError's text ends with `(Ib failure: <strerror>)`. Before
+        // v0.9 a failed work completion's *status* went through strerror, so retry-exceeded
+        // (12) reads `Cannot allocate memory`: the line is a completion error, not memory.
+        Builtin {
+            name: "mscclpp-ib-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "MSCCL++ threw an IbError or logged a failed IB work item: a failed ibverbs call (open, register, modify QP), a work completion with an error status, a CQ it could not poll, no active or usable port",
+            example: "  what():  a work item failed: status 12 (Ib failure: Cannot allocate memory)",
+            patterns: &[
+                pat(
+                    r"\(Ib failure: (?P<error>[^)\r\n]+)\)",
+                    &[
+                        "mscclpp/connection/work-item-failed-v04",
+                        "mscclpp/connection/pollcq-failed-*",
+                        "mscclpp/connection/pollsendcq-failed",
+                        "mscclpp/ib/ibv-*",
+                    ],
+                ),
+                pat(
+                    r"\ban IB work item failed(?: in progressFlush)?: |\bNo (?:active|usable) port found\b[^\r\n]*\([Mm]scclpp failure: |\bIBConnection recvThreadFunc: recv work completion failed: |\bmscclpp\._mscclpp\.IbError: ",
+                    &[
+                        "mscclpp/connection/ib-work-item-failed*",
+                        "mscclpp/connection/recv-wc-failed",
+                        "mscclpp/ib/no-*",
+                        "mscclpp/python/iberror-traceback",
+                    ],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "mscclpp-timeout",
+            class: "other_hang",
+            pre_s: PRE,
+            description: "MSCCL++ waited for completions that never came (`pollCq timed out: waited for N seconds`): the peer or the fabric stopped answering (the window is back-dated by the wait)",
+            // No printed line of this wording is published: the format string instantiated
+            // (tests/corpus.rs, NO_PUBLISHED_LINE).
+            example: "2026-01-02 12:34:56 MSCCLPP 4242 ERROR CONN connection.cc:210 pollSendCq timed out: waited for 30.0012 seconds. Expected 4 signals (mscclpp failure: Timeout)",
+            patterns: &[pat(
+                r"\bpoll(?:Send)?Cq timed out: waited for (?P<stuck_s>\d+)(?:\.\d+)? seconds",
+                &[
+                    "mscclpp/connection/pollcq-timed-out",
+                    "mscclpp/connection/pollsendcq-timed-out",
+                ],
+            )],
+            unless: &[],
+        },
+        Builtin {
+            name: "mscclpp-cuda-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "MSCCL++ threw a CudaError or CuError: a CUDA runtime or driver call it made failed (`Call to cuMemCreate(…) failed. FILE:LINE (Cu failure: …)`)",
+            example: "mscclpp._mscclpp.CuError: (800, 'Call to cuMemCreate(&memHandle, nbytes, &prop, 0 ) failed./root/mscclpp/src/gpu_utils.cc:113 (Cu failure: operation not permitted)')",
+            patterns: &[pat(
+                r"\bCall to .+? failed\. ?\S+:-?\d+ \((?:Cu|Cuda) failure: (?P<error>[^)\r\n]+)\)",
+                &[
+                    "mscclpp/gpu/*",
+                    "mscclpp/python/cuerror-traceback",
+                ],
+            )],
+            unless: &[],
         },
         // NIXL, the KV-cache transfer library of disaggregated serving (vLLM, SGLang, Dynamo),
         // and AMD's MoRI, from their rows of `more_stacks.tsv`; TensorRT-LLM's cache transceiver
