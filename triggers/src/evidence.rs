@@ -254,7 +254,7 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     ),
     // MSCCL++: how long it polled a CQ for completions that never came.
     (
-        r"\bpoll(?:Send)?Cq timed out: waited for (\d{1,12})(?:\.\d+)? seconds",
+        r"poll(?:Send)?Cq timed out: waited for (\d{1,12})(?:\.\d+)? seconds",
         Unit::Seconds,
     ),
     // MoRI's bootstrap: how long the root waited for a rank to connect.

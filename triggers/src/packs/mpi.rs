@@ -318,12 +318,16 @@ pub(super) static MPI: Table = Table {
             name: "mpi-fabric-unavailable",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "The MPI's fabric layer could not open the NIC: PSM2/PSM3 could not open an hfi or verbs unit, or Intel MPI found its fabric (dapl, ofa, tmi, ofi) unavailable with no fallback allowed",
+            description: "The MPI's fabric layer could not open the NIC: PSM2/PSM3 could not open an hfi or verbs unit (or, in Open MPI's words, an endpoint), or Intel MPI found its fabric (dapl, ofa, tmi, ofi) unavailable with no fallback allowed",
             example: "runnervm76f27:rank0: PSM3 can't open nic unit: 0 (err=23)",
             patterns: &[
                 pat(
-                    r"PSM[23]? can't open (?:nic|hfi) unit: -?\d+ \(err=(?P<error>-?\d+)\)|\bUnable to initialize verbs NIC (?P<hca>\S+) \(unit -?\d+:-?\d+\)",
-                    &["psm/ep/*"],
+                    r"PSM[23]? can't open (?:nic|hfi) unit: -?\d+ \(err=(?P<error>-?\d+)\)|\bUnable to initialize verbs NIC (?P<hca>\S+) \(unit -?\d+:-?\d+\)|\bPSM2? was unable to open an endpoint\b",
+                    &[
+                        "psm/ep/*",
+                        "ompi/mtl-psm/help-unable-to-open-endpoint",
+                        "ompi/mtl-psm2/help-unable-to-open-endpoint",
+                    ],
                 ),
                 pat(
                     r"MPI startup\(\): (?P<op>\w+) fabric is not available and fallback fabric is not enabled",
@@ -348,6 +352,62 @@ pub(super) static MPI: Table = Table {
                 pat(
                     r"WARNING: Open MPI failed to (?:TCP connect to a peer MPI process|handshake with a connecting peer MPI)|An MPI communication peer process has unexpectedly disconnected",
                     &["ompi/btl-tcp/help-*"],
+                ),
+            ],
+            unless: &[],
+        },
+        // Open MPI's fatal error handler prints a banner (`*** An error occurred in MPI_X`, the
+        // process, the communicator, the class, `*** MPI_ERRORS_ARE_FATAL …`); the class line
+        // says what failed. Only the classes of a failed transport or peer fire: an
+        // application's own bug (MPI_ERR_TRUNCATE, MPI_ERR_RANK…) prints the same banner.
+        Builtin {
+            name: "ompi-fatal-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Open MPI's fatal error handler aborted the job on an internal or unknown error or a failed or aborted peer (MPI_ERR_INTERN, MPI_ERR_OTHER, MPI_ERR_PROC_FAILED, MPI_ERR_PROC_ABORTED), or a process aborted before MPI_Init completed",
+            example: "[calypso-rhel73GA:12532] *** MPI_ERR_INTERN: internal error",
+            patterns: &[
+                pat(
+                    r"\*\*\* (?P<error>MPI_ERR_(?:INTERN|OTHER|PROC_FAILED|PROC_ABORTED)): ",
+                    &["ompi/errhandler/*"],
+                ),
+                pat(
+                    r"\bLocal abort before MPI_INIT completed (?:completed )?successfully",
+                    &["ompi/mpi_abort/*"],
+                ),
+            ],
+            unless: &[],
+        },
+        // PSM2 (Omni-Path) and PSM3 (Intel's verbs-based PSM) report their own failures to
+        // stderr with the host and process glued in front (`host.pidError …`, `host:rankN: …`):
+        // no word boundary before the text.
+        Builtin {
+            name: "psm-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "PSM2 or PSM3 (under Open MPI, MPICH, Intel MPI or libfabric) failed: a completion error or a failed CQ poll on the NIC, a fatal async event, a connect it could not issue, SDMA completion errors, messages from an unknown process, duplicate LIDs, or a shared-memory segment it could not create or open",
+            example: "Error opening remote shared memory object in shm_open: No such file or directory (err=9)",
+            patterns: &[
+                pat(
+                    r"(?:opening remote|creating) shared memory object (?:\S+ )?in shm_open: ",
+                    &["psm2/am-shm/*", "psm3/am-shm/*"],
+                ),
+                pat(
+                    r"SDMA completion error: -?\d+ \(fd=|Received [^\r\n]*?message\(s\) [^\r\n]*?from an unknown process|Network connectivity problem: Locally detected duplicate LIDs ",
+                    &[
+                        "psm2/ips/*",
+                        "psm3/verbs/received-from-unknown-process",
+                    ],
+                ),
+                pat(
+                    r":rank\d+\b[^\r\n]*?: (?:failed (?:recv '[^'\r\n]*' \(-?\d+\) on |ibv_poll_cq '|[^\r\n]*? on \S+ port \d+ status: ')|Fatal [^\r\n]*? Async Event on |Unable to issue connect from )",
+                    &[
+                        "psm3/verbs/send-completion-error",
+                        "psm3/verbs/recv-completion-error",
+                        "psm3/verbs/ibv-poll-cq-failed",
+                        "psm3/verbs/fatal-async-event",
+                        "psm3/ips/unable-to-issue-connect",
+                    ],
                 ),
             ],
             unless: &[],

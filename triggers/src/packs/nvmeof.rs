@@ -424,6 +424,26 @@ pub(super) static NVMEOF: Table = Table {
             ],
             unless: &[r"Failed to write to /dev/nvme-fabrics: Operation already in progress"],
         },
+        // SPDK's perf and identify tools (`spdk_nvme_perf`, `spdk_nvme_identify`) in their own
+        // words, and the fabric connect and controller failure they run into.
+        Builtin {
+            name: "spdk-app-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "SPDK's perf or identify tool could not reach or use an NVMe-oF target: the probe or connect failed, the Connect command failed or completed with an error, an I/O queue pair could not be allocated or connected, I/Os completed with an error, a queue pair failed for good, the controller went to the failed state",
+            example: "Write completed with error (sct=0, sc=8)",
+            patterns: &[
+                pat(
+                    r"\b\w+ completed with error \(sct=-?\d+, sc=-?\d+\)|\bNVMe io qpair process completion error\b|\bERROR: (?:spdk_nvme_ctrlr_alloc_io_qpair failed|unable to connect I/O qpair)|\bspdk_nvme_probe\(\) failed for transport address |\bspdk_nvme_connect\(\) failed\b|\bReceived an unknown error processing completions\.|\bqpair failed and we were unable to recover it\b",
+                    &["spdk/perf/*", "spdk/identify/*"],
+                ),
+                pat(
+                    r"nvme_fabric\.c:\s*\d+:\w+: \*ERROR\*: Connect command (?:failed, rc -?\d+|completed with error: sct -?\d+, sc -?\d+)|nvme_ctrlr\.c:\s*\d+:\w+: \*ERROR\*: [^\r\n]*in failed state\.",
+                    &["spdk/nvme_fabric/*", "spdk/nvme_ctrlr/in-failed-state"],
+                ),
+            ],
+            unless: &[],
+        },
         Builtin {
             name: "nvmeof-controller-error",
             class: "rdma_verbs_error",
