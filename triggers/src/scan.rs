@@ -130,13 +130,19 @@ pub fn merge_prefixes(patterns: &[Hir]) -> Hir {
     for pattern in patterns {
         root.insert(&[pattern], &mut budget);
     }
-    root.into_hir(Vec::new())
+    root.into_hir(Vec::new(), 0)
 }
 
 /// Most branches [`merge_prefixes`] inserts for alternations inside patterns
 /// (`a(?:b|c)d` as `abd` and `acd`): a bound on the product of alternations
 /// one after another.
 const EXPANSIONS: usize = 20_000;
+
+/// Deepest nesting of shared prefixes [`merge_prefixes`] builds; below it each
+/// pattern's rest is one branch of a flat alternation. Compiling a pattern
+/// recurses once per level, and user patterns (`x`, `ax`, `aax`, …) could
+/// otherwise nest as deep as there are patterns.
+const MAX_SHARED_DEPTH: usize = 64;
 
 /// A node of [`merge_prefixes`]'s trie: the patterns that go on from here.
 #[derive(Default)]
@@ -151,7 +157,7 @@ struct Trie {
 
 /// One step of a trie path: a literal byte, or a class (`[Nn]` of a
 /// case-insensitive literal, `\d`).
-#[derive(PartialEq)]
+#[derive(Clone, PartialEq)]
 enum Atom {
     Byte(u8),
     Class(Hir),
@@ -209,8 +215,8 @@ impl Trie {
     }
 
     /// `path` (the atoms that lead here, not shared with a sibling) then this
-    /// node, as one pattern.
-    fn into_hir(self, mut path: Vec<Atom>) -> Hir {
+    /// node, as one pattern; `depth` branchings above it.
+    fn into_hir(self, mut path: Vec<Atom>, depth: usize) -> Hir {
         let mut node = self;
         while !node.ends && node.rests.is_empty() && node.next.len() == 1 {
             let Some((atom, child)) = node.next.pop() else {
@@ -221,33 +227,62 @@ impl Trie {
         }
         let tail = if node.ends {
             Hir::empty()
+        } else if depth >= MAX_SHARED_DEPTH {
+            Hir::alternation(node.into_paths())
         } else {
             let mut alternatives = node.rests;
             for (atom, child) in node.next {
-                alternatives.push(child.into_hir(vec![atom]));
+                alternatives.push(child.into_hir(vec![atom], depth + 1));
             }
             Hir::alternation(alternatives)
         };
-        // Runs of bytes as one literal each.
-        let mut parts = Vec::new();
-        let mut bytes = Vec::new();
-        for atom in path {
-            match atom {
-                Atom::Byte(b) => bytes.push(b),
-                Atom::Class(class) => {
-                    if !bytes.is_empty() {
-                        parts.push(Hir::literal(std::mem::take(&mut bytes)));
-                    }
-                    parts.push(class);
-                }
+        concat_path(path, tail)
+    }
+
+    /// Every pattern under this node, whole from here, none of it shared
+    /// (walked with a stack of its own: the trie may be deep).
+    fn into_paths(self) -> Vec<Hir> {
+        let mut out = Vec::new();
+        let mut stack = vec![(self, Vec::new())];
+        while let Some((node, path)) = stack.pop() {
+            if node.ends {
+                out.push(concat_path(path, Hir::empty()));
+                continue;
+            }
+            for rest in node.rests {
+                out.push(concat_path(path.clone(), rest));
+            }
+            for (atom, child) in node.next {
+                let mut longer = path.clone();
+                longer.push(atom);
+                stack.push((child, longer));
             }
         }
-        if !bytes.is_empty() {
-            parts.push(Hir::literal(bytes));
-        }
-        parts.push(tail);
-        Hir::concat(parts)
+        out
     }
+}
+
+/// `path`'s atoms, then `tail`, as one pattern.
+fn concat_path(path: Vec<Atom>, tail: Hir) -> Hir {
+    // Runs of bytes as one literal each.
+    let mut parts = Vec::new();
+    let mut bytes = Vec::new();
+    for atom in path {
+        match atom {
+            Atom::Byte(b) => bytes.push(b),
+            Atom::Class(class) => {
+                if !bytes.is_empty() {
+                    parts.push(Hir::literal(std::mem::take(&mut bytes)));
+                }
+                parts.push(class);
+            }
+        }
+    }
+    if !bytes.is_empty() {
+        parts.push(Hir::literal(bytes));
+    }
+    parts.push(tail);
+    Hir::concat(parts)
 }
 
 /// Whether every match of `hir` holds a literal byte string.
@@ -1004,6 +1039,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn patterns_that_nest_deep_are_merged_without_deep_recursion() {
+        // `x`, `ax`, `aax`, …: each pattern branches off the one before, so a
+        // trie shared all the way down would nest once per pattern.
+        let run = || {
+            let patterns: Vec<String> = (0..3000).map(|i| format!("{}x", "a".repeat(i))).collect();
+            let hirs: Vec<Hir> = patterns.iter().map(|p| hir(p)).collect();
+            let filter = LineFilter::new(&hirs, 64 << 20, 8 << 20).expect("builds");
+            let mut cache = filter.cache();
+            let buf = format!("{}x\n{}\nb\n", "a".repeat(2500), "a".repeat(4000));
+            found(&filter, &mut cache, buf.as_bytes()).len()
+        };
+        let found = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(run)
+            .expect("spawns")
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(found, 1, "only the line ending in x");
     }
 
     #[test]
