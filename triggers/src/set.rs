@@ -88,8 +88,8 @@ pub struct LineMatch {
 enum Role {
     /// Pattern `index` of trigger `trigger`: fires it.
     Fire { trigger: usize, pattern: usize },
-    /// An `unless` pattern of trigger `trigger`: vetoes it.
-    Veto { trigger: usize },
+    /// `unless` pattern `index` of trigger `trigger`: vetoes it.
+    Veto { trigger: usize, index: usize },
 }
 
 /// Every pattern of every trigger, compiled for one pass per line.
@@ -129,23 +129,55 @@ fn one_line(err: &dyn std::fmt::Display) -> String {
 }
 
 /// The syntax tree of `pattern`, parsed as `regex::bytes` parses it; an error
-/// (on one line) when it is not a valid regex or compiles to more than
-/// [`PATTERN_SIZE_LIMIT`].
+/// (on one line) when it is not a valid regex.
 fn parse(pattern: &str) -> Result<Hir, String> {
-    let hir = regex_syntax::ParserBuilder::new()
+    regex_syntax::ParserBuilder::new()
         .utf8(false)
         .build()
         .parse(pattern)
-        .map_err(|e| one_line(&e))?;
+        .map_err(|e| one_line(&e))
+}
+
+/// An error (on one line) when `hir` alone compiles to more than
+/// [`PATTERN_SIZE_LIMIT`]. Asked only when the whole set does not compile, to
+/// say which pattern is to blame: compiling each pattern alone as well cost a
+/// tenth of starting up.
+fn too_big(hir: &Hir) -> Option<String> {
     thompson::Compiler::new()
         .configure(
             thompson::Config::new()
                 .which_captures(WhichCaptures::None)
                 .nfa_size_limit(Some(PATTERN_SIZE_LIMIT)),
         )
-        .build_from_hir(&hir)
-        .map_err(|e| one_line(&e))?;
-    Ok(hir)
+        .build_from_hir(hir)
+        .err()
+        .map(|e| one_line(&e))
+}
+
+/// The error for a set that does not compile: the first pattern too big on its
+/// own, named, else the set as a whole.
+fn blame(defs: &[TriggerDef], roles: &[Role], hirs: &[Hir], message: String) -> Error {
+    let culprit = roles
+        .iter()
+        .zip(hirs)
+        .find_map(|(role, hir)| too_big(hir).map(|e| (*role, e)));
+    match culprit {
+        Some((Role::Fire { trigger, pattern }, message)) => Error::BadPattern {
+            trigger: defs[trigger].name.clone(),
+            index: pattern,
+            message,
+        },
+        Some((Role::Veto { trigger, index }, message)) => Error::BadUnless {
+            trigger: defs[trigger].name.clone(),
+            index,
+            message,
+        },
+        None => Error::BadPattern {
+            trigger: "(all)".to_string(),
+            index: 0,
+            message,
+        },
+    }
 }
 
 /// `pattern` alone, for its capture groups.
@@ -225,14 +257,13 @@ impl TriggerSet {
                 })?;
                 captures.push(OnceLock::from(None));
                 hirs.push(hir);
-                roles.push(Role::Veto { trigger: t });
+                roles.push(Role::Veto {
+                    trigger: t,
+                    index: u,
+                });
             }
         }
-        let set = build_set(&hirs).map_err(|message| Error::BadPattern {
-            trigger: "(all)".to_string(),
-            index: 0,
-            message,
-        })?;
+        let set = build_set(&hirs).map_err(|message| blame(&defs, &roles, &hirs, message))?;
         let firing: Vec<Hir> = hirs
             .iter()
             .zip(&roles)
@@ -320,7 +351,7 @@ impl TriggerSet {
         self.set.which_overlapping_matches(&input, &mut hits);
         let vetoed = |trigger: usize| {
             hits.iter().any(
-                |i| matches!(self.roles[i.as_usize()], Role::Veto { trigger: v } if v == trigger),
+                |i| matches!(self.roles[i.as_usize()], Role::Veto { trigger: v, .. } if v == trigger),
             )
         };
         for i in hits.iter().map(|id| id.as_usize()) {
@@ -447,6 +478,22 @@ mod tests {
         def.unless = vec!["[".into()];
         let text = TriggerSet::new(vec![def]).unwrap_err().to_string();
         assert!(text.starts_with("trigger `u`: unless pattern 0"), "{text}");
+    }
+
+    #[test]
+    fn a_pattern_too_big_is_named() {
+        // Alone, each compiles; together with the huge one, the set does not.
+        let mut big = TriggerDef::new("big", vec!["fine".into(), r"(?:\w{1000}){1000}".into()]);
+        big.unless = vec!["ok".into()];
+        let err = TriggerSet::new(vec![TriggerDef::new("t", vec!["a".into()]), big.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("trigger `big`: pattern 1 "), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        big.patterns.remove(1);
+        big.unless.push(r"(?:\w{1000}){1000}".into());
+        let err = TriggerSet::new(vec![big]).unwrap_err().to_string();
+        assert!(err.starts_with("trigger `big`: unless pattern 1 "), "{err}");
     }
 
     #[test]
