@@ -252,6 +252,11 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"Unable to get the NCCLUniqueID from the store within (\d{1,12}) seconds",
         Unit::Seconds,
     ),
+    // UCX's UD endpoint: how long its peer has not answered.
+    (
+        r"ep 0x[0-9a-fA-F]+: timeout of (\d{1,12})(?:\.\d+)? sec",
+        Unit::Seconds,
+    ),
     // MSCCL++: how long it polled a CQ for completions that never came.
     (
         r"poll(?:Send)?Cq timed out: waited for (\d{1,12})(?:\.\d+)? seconds",

@@ -246,7 +246,7 @@ pub(super) static MPI: Table = Table {
             name: "mpi-ucx-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Open MPI's UCX PML/OSC could not create, resolve or disconnect an endpoint to a rank, or a UCX send/receive failed",
+            description: "Open MPI's UCX PML/OSC could not create, resolve or disconnect an endpoint to a rank, or a UCX send/receive failed; the PML or SPML asked for could not be selected; OpenSHMEM's UCX SPML could not connect its processes, create a context or fence",
             example: "[n097:127549] pml_ucx.c:421  Error: ucp_ep_create(proc=108) failed: Destination is unreachable",
             patterns: &[
                 pat(
@@ -256,6 +256,8 @@ pub(super) static MPI: Table = Table {
                         "ompi/pml-ucx/resolve-endpoint-failed*",
                         "ompi/pml-ucx/get-ep-failed-v3",
                         "ompi/pml-ucx/connect-to-proc-failed-v3",
+                        "ompi/spml-ucx/ep-create-proc-failed",
+                        "ompi/spml-ucx/ep-create-proc-failed-v4.0.0",
                     ],
                 ),
                 pat(
@@ -272,6 +274,13 @@ pub(super) static MPI: Table = Table {
                         "ompi/pml-ucx/recv-worker-address-failed*",
                         "ompi/pml-ucx/distribute-ep-details*",
                     ],
+                ),
+                // The PML or SPML asked for (`--mca pml ucx`) could not start: the process
+                // exits; OpenSHMEM's UCX SPML could not connect its processes, create a
+                // context, or fence (in the forms of 1.10–3.1 and 4.0+).
+                pat(
+                    r"\bS?PML .+? cannot be selected\b|\bError: (?:add procs FAILED rc=-?\d+|fence failed: )|\bError \S+:-?\d+ - \w+\(\) (?:add procs FAILED rc=|ucp_ep_create(?:\(proc=-?\d+/-?\d+\))? failed: |ctx create FAILED rc=)",
+                    &["ompi/pml-base/*", "ompi/spml-base/*", "ompi/spml-ucx/*"],
                 ),
             ],
             unless: &[],
@@ -385,7 +394,7 @@ pub(super) static MPI: Table = Table {
             name: "psm-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "PSM2 or PSM3 (under Open MPI, MPICH, Intel MPI or libfabric) failed: a completion error or a failed CQ poll on the NIC, a fatal async event, a connect it could not issue, SDMA completion errors, messages from an unknown process, duplicate LIDs, or a shared-memory segment it could not create or open",
+            description: "PSM2 or PSM3 (under Open MPI, MPICH, Intel MPI or libfabric) failed: a completion error or a failed CQ poll on the NIC, a fatal async event, a connect it could not issue, SDMA completion errors, messages from an unknown process, duplicate LIDs, an assertion in its own code, or a shared-memory segment it could not create or open",
             example: "Error opening remote shared memory object in shm_open: No such file or directory (err=9)",
             patterns: &[
                 pat(
@@ -393,9 +402,10 @@ pub(super) static MPI: Table = Table {
                     &["psm2/am-shm/*", "psm3/am-shm/*"],
                 ),
                 pat(
-                    r"SDMA completion error: -?\d+ \(fd=|Received [^\r\n]*?message\(s\) [^\r\n]*?from an unknown process|Network connectivity problem: Locally detected duplicate LIDs ",
+                    r"SDMA completion error: -?\d+ \(fd=|Assertion failure at (?:\S*/)?(?:psm|ips|ptl|am|hfi)\w*\.c:-?\d+: |Received [^\r\n]*?message\(s\) [^\r\n]*?from an unknown process|Network connectivity problem: Locally detected duplicate LIDs ",
                     &[
                         "psm2/ips/*",
+                        "psm2/assert/*",
                         "psm3/verbs/received-from-unknown-process",
                     ],
                 ),

@@ -140,7 +140,7 @@ pub(super) static UCX: Table = Table {
             name: "ucx-endpoint-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "UCX: an endpoint failed (timeout, unreachable peer, keepalive, rdmacm error event) and the application installed no error handler, wireup found no transport to the peer, or a flush failed",
+            description: "UCX: an endpoint failed (timeout, a UD peer that stopped answering, unreachable peer, keepalive, rdmacm error event, a shared-memory segment it could not attach or connect to) and the application installed no error handler, wireup found no transport to the peer, or a flush failed",
             example: "[1701292112.836497] [a670n1:162239:0]          ucp_ep.c:1508 UCX  DIAG  ep 0x7f1eac0b5108: error 'Input/output error' on rc_mlx5/mlx5_0:1 will not be handled since no error callback is installed",
             patterns: &[
                 pat(
@@ -159,6 +159,20 @@ pub(super) static UCX: Table = Table {
                 pat(
                     r"UD endpoint \S+(?: to (?:(?P<peer>[^\s:]+):-?\d+|<no debug data>))?: unhandled timeout error",
                     &["ucx/ud_ep/unhandled-timeout-*"],
+                ),
+                // A UD endpoint's peer stopped answering (logged at DEBUG in releases; ERROR
+                // in the 2019 build the report came from): how long, and the configured limit.
+                pat(
+                    r"\bep 0x[0-9a-fA-F]+: timeout of (?P<stuck_s>\d+)(?:\.\d+)? sec(?:, config::peer_timeout - | \(timeout - |\s*$)",
+                    &["ucx/ud_ep/ep-timeout-*"],
+                ),
+                // Shared-memory transports (sysv, posix, xpmem) could not attach or connect
+                // to a peer's segment (not `shm_open(…) failed`: probing for a segment it may
+                // create, which it survives); a sockaddr client or server on a device UCX
+                // does not use.
+                pat(
+                    r"\bshmat\(shmid=-?\d+\) failed: |\bfailed to connect to remote peer with mm\b|\bFailed to attach to remote mmid:|\bmm ep failed to connect to remote FIFO id |\bError returned from open in attach\. |\bxpmem_get\(segid=0x[0-9a-fA-F]+\) failed: |\bfailed to attach xpmem apid |\bconnect to \S+ failed: device .+? is not enabled, enable it in UCX_NET_DEVICES|\bfailed to create a uct sockaddr endpoint on |\bgot connection request from \S+ on a device .+? which was not present during UCP initialization",
+                    &["ucx/mm_sysv/*", "ucx/mm_ep/*", "ucx/mm_posix/*", "ucx/mm_xpmem/*", "ucx/wireup_cm/*"],
                 ),
                 pat(
                     r"keepalive failed on ep 0x[0-9a-fA-F]+ lane\[-?\d+\]=\S+: (?P<error>.+)",
