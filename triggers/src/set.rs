@@ -482,7 +482,7 @@ mod tests {
 
     #[test]
     fn a_pattern_too_big_is_named() {
-        // Alone, each compiles; together with the huge one, the set does not.
+        // The huge pattern makes the whole set too big: it is the one named.
         let mut big = TriggerDef::new("big", vec!["fine".into(), r"(?:\w{1000}){1000}".into()]);
         big.unless = vec!["ok".into()];
         let err = TriggerSet::new(vec![TriggerDef::new("t", vec!["a".into()]), big.clone()])
