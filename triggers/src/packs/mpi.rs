@@ -367,8 +367,9 @@ pub(super) static MPI: Table = Table {
         },
         // Open MPI's fatal error handler prints a banner (`*** An error occurred in MPI_X`, the
         // process, the communicator, the class, `*** MPI_ERRORS_ARE_FATAL …`); the class line
-        // says what failed. Only the classes of a failed transport or peer fire: an
-        // application's own bug (MPI_ERR_TRUNCATE, MPI_ERR_RANK…) prints the same banner.
+        // says what failed. Only the classes that name an internal or unknown error or a
+        // failed peer fire: an application's own bug (MPI_ERR_TRUNCATE, MPI_ERR_RANK…) prints
+        // the same banner.
         Builtin {
             name: "ompi-fatal-error",
             class: "rdma_verbs_error",
