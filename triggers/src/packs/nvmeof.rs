@@ -29,7 +29,7 @@ macro_rules! spdk_err {
 /// (`lib/nvmf/rdma.c`, `lib/rdma*`), and the Linux `nvme-rdma` host and `nvmet-rdma` target.
 pub(super) static NVMEOF: Table = Table {
     name: "nvmeof",
-    summary: "NVMe over Fabrics on RDMA (SPDK and Linux nvme-rdma/nvmet-rdma): completion errors, CM and connect failures, controller timeouts and keep-alive expiry, queue setup failures; Lustre's LNet over InfiniBand/RoCE (o2iblnd) timing out transmits and RPCs failing on the network; GPUDirect Storage (nvidia-fs failed I/O and GPU page pinning, cufile.log errors)",
+    summary: "NVMe over Fabrics on RDMA (SPDK and Linux nvme-rdma/nvmet-rdma): completion errors, CM and connect failures, controller timeouts and keep-alive expiry, queue setup failures; Lustre's LNet over InfiniBand/RoCE (o2iblnd) timing out transmits and RPCs failing on the network; GPUDirect Storage (nvidia-fs failed I/O and GPU page pinning, cufile.log errors); the RDMA transports of Ceph (async+rdma messenger) and GlusterFS",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -734,6 +734,75 @@ pub(super) static NVMEOF: Table = Table {
                     ],
                 ),
             ],
+            // Ceph's messenger prints the same verbs call's failure: `ceph-rdma-error`.
+            unless: &[r"\bInfiniband \S+ +ibv_req_notify_cq failed"],
+        },
+        // Ceph's RDMA messenger (`ms_type = async+rdma`, `src/msg/async/rdma/`): its own
+        // lines start with the class that prints them (`Infiniband`, `RDMAStack`,
+        // `RDMAConnectedSocketImpl`) and the function, after Ceph's log header.
+        Builtin {
+            name: "ceph-rdma-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "Ceph's RDMA messenger failed: the configured device or port not found or not active, a verbs call (query, CQ, QP, SRQ, protection domain, memory registration) failed, a QP state change failed, the receive buffers ran out, a completion with error (retry exceeded, flush of a live QP), a fatal async event, the RDMA handshake or a send to the peer failed, an iWARP connect was refused, or an assert in the messenger stopped the daemon",
+            example: "/mnt/dataf/adirl/src/msg/async/rdma/Infiniband.cc: 355: FAILED assert(rc == 0)",
+            patterns: &[
+                pat(
+                    r"\bInfiniband \S+ +(?:query (?:port|gid) failed |failed to query rdma device\. \(|port not found|failed to create (?:queue pair|receive completion (?:channel|queue)|srq)|try reducing ms_async_rdma_|ibv_req_notify_cq failed: |intialize no SRQ Queue Pair, qp number: \d+ fatal error|Out of max memory region size|rdma_receive_queue_len \(\d+\) > ms_async_rdma_receive_buffers|failed to (?:switch|transition) to (?:INIT|RTR|RTS|ERROR) state|failed to send a beacon: |(?:got|send returned) error -?\d+: \(|failed to retrieve CQ event: |poll_completion_queue occur met error: |failed to allocate infiniband protection domain|failed to do rdma memory registration |WARNING: (?:OUT OF RX BUFFERS|out of memory\. Request -?\d+ rx buffers)|failed to call ibv_for\w*\(\))",
+                    &[
+                        "ceph/rdma/query-*",
+                        "ceph/rdma/port-not-found",
+                        "ceph/rdma/create-*",
+                        "ceph/rdma/qp-to-*",
+                        "ceph/rdma/beacon-send-failed",
+                        "ceph/rdma/recv-cm-meta-error",
+                        "ceph/rdma/send-cm-meta-error",
+                        "ceph/rdma/get-cq-event-failed",
+                        "ceph/rdma/req-notify-cq-failed",
+                        "ceph/rdma/poll-cq-error",
+                        "ceph/rdma/alloc-pd-failed",
+                        "ceph/rdma/reg-mr-failed",
+                        "ceph/rdma/out-of-rx-buffers",
+                        "ceph/rdma/post-rq-out-of-memory",
+                        "ceph/rdma/no-srq-post-rq-failed",
+                        "ceph/rdma/max-mr-size-exceeded",
+                        "ceph/rdma/rx-queue-gt-receive-buffers",
+                        "ceph/rdma/fork-init-failed",
+                    ],
+                ),
+                pat(
+                    r"\bRDMAStack \S+? ?(?:ibv_get_async_event(?: failed\. \(errno=|: dev = \S+ (?:evt|unknown event): )|Event : (?:port error|CQ error)|Fatal Error, |QP not dead, event associate qp number: |poll failed -?\d+|(?:SQ|RQ) WR return error, WCE status\(|Responder ACK timeout, possible disconnect|Invalid/Unsupported request to consume outstanding SQ WR|try connecting failed\.)",
+                    &[
+                        "ceph/rdma/get-async-event-failed",
+                        "ceph/rdma/async-*",
+                        "ceph/rdma/polling-poll-failed",
+                        "ceph/rdma/tx-*",
+                        "ceph/rdma/rx-wc-error",
+                        "ceph/rdma/worker-connect-failed",
+                    ],
+                ),
+                pat(
+                    r"\bRDMA(?:IWARP)?ConnectedSocketImpl (?:fault tcp fd -?\d+|\S+ (?:queue pair create failed|recv handshake msg failed|send handshake msg failed|send client ack failed|server ack failed|failed to send data \(most probably|failed to send message= ibv_post_send failed|failed to resolve (?:rdma )?addr|failed to alloc resource while resolving the route|failed to connect remote rdma port|rdma connection rejected))",
+                    &["ceph/rdma/csi-*", "ceph/rdma/iwarp-*"],
+                ),
+                pat(
+                    r"/msg/async/rdma/\w+\.cc: -?\d+: FAILED (?:ceph_)?assert\(",
+                    &["ceph/rdma/assert-*"],
+                ),
+            ],
+            unless: &[],
+        },
+        // GlusterFS's RDMA transport (`rpc/rpc-transport/rdma`, v3.x to v7; removed in v8).
+        Builtin {
+            name: "glusterfs-rdma-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "GlusterFS's RDMA transport failed: no RDMA device or CM event channel (the volume cannot use RDMA), a send or receive completed with an error (retry exceeded: `connection between client and server not working`), a CM error event, QP creation, route resolution or connect failed, a post or a memory registration failed, the peer not connected",
+            example: "[2019-01-18 05:31:28.169239] W [MSGID: 103071] [rdma.c:4629:__gf_rdma_ctx_create] 0-rpc-transport/rdma: rdma_cm event channel creation failed [No such device]",
+            patterns: &[pat(
+                r"\[rdma\.c:\d+:\w+\] -?\d+-[^\r\n]*?: (?:rdma_cm event channel creation failed|Failed to initialize IB Device|(?:send|recv) work request on `[^'\r\n]*' returned error|connection between client and server not working\.|rdma_cm_get_event failed|could not create QP \(peer:|rdma_resolve_route failed \(me:|rdma_connect failed|cannot get infiniband device |gf_rdma_post_send \(to [^\r\n]*?\) failed with ret = |rdma is not connected to peer|memory registration failed)",
+                &["glusterfs/rdma/*"],
+            )],
             unless: &[],
         },
     ],

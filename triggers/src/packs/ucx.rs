@@ -260,6 +260,12 @@ pub(super) static UCX: Table = Table {
                     &["ucx/ib_md/gpudirect-rdma-*"],
                 ),
                 pat(r"no usable transports/devices \(asked ", &["ucx/ucp_context/no-usable-transports"]),
+                // v1.18+: a transport's interface on a device would not open (the worker is
+                // not created).
+                pat(
+                    r"\buct_iface_open\([^/()\r\n]+/[^()\r\n]+\) failed: (?P<error>.+)",
+                    &["ucx/ucp_worker/uct-iface-open-failed"],
+                ),
                 // v1.14-1.22 and master: ECE, the DMA/MMO buffer, relaxed-ordering memory keys
                 // the firmware requires, GPU memory pinning, the transports/devices limit.
                 pat(

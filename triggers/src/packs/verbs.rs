@@ -232,6 +232,7 @@ pub(super) static VERBS: Table = Table {
                         "rdma-core/libibverbs/event-type-str/*",
                         "rdma-core/libibverbs/event-type-enum/*",
                         "linux/ib_core/event-msg/*",
+                        "ceph/rdma-event/local-catastrophic",
                     ],
                 ),
                 pat(
@@ -297,7 +298,7 @@ pub(super) static VERBS: Table = Table {
             patterns: &[
                 pat(
                     r"cma event (?P<event>[^,]+), error (?P<error>-?\d+)",
-                    &["rdma-core/rdmacm_examples/cma-event-error"],
+                    &["rdma-core/rdmacm_examples/cma-event-error", "glusterfs/rdma-cm/cma-event-error"],
                 ),
                 pat(
                     r"(?:^|[^_])rdma_(?:resolve_addr|resolve_route|connect|accept|bind_addr|listen|get_cm_event): (?P<error>[A-Z][\w /-]*)",
@@ -975,7 +976,7 @@ pub(super) static VERBS: Table = Table {
             name: "hpc-runtime-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "An HPC runtime or file system failed on its RDMA transport: GASNet-EX aborting on a failed send or receive, a failed connect or a completion-queue error (and its dump of failed operations); Mercury's OFI or UCX plugin (DAOS) getting a completion error, an error event on an operation, a retry that ran out; BeeGFS's client failing to send a message, a communication error or timeout with a node, an IB post or completion error",
+            description: "An HPC runtime or file system failed on its RDMA transport: GASNet-EX aborting on a failed send or receive, a failed connect or a completion-queue error (and its dump of failed operations); Mercury's OFI or UCX plugin (DAOS) getting a completion error, an error event on an operation, a retry that ran out; DAOS's CaRT failing a progress, forward, reply or bulk transfer, an RPC failed by the transport or to an unreachable target, its network layer not starting; BeeGFS's client failing to send a message, a communication error or timeout with a node, an IB post or completion error",
             example: "*** FATAL ERROR (proc 21): in gasnetc_snd_reap() at gasnet/GASNet-2021.9.0/ibv-conduit/gasnet_core_sndrcv.c:843: aborting on reap of failed send",
             patterns: &[
                 pat(
@@ -990,12 +991,34 @@ pub(super) static VERBS: Table = Table {
                     r"\bfi_cq_readerr\(\) got err: |# na_ofi_cq_read\(\): fi_cq_readerr got err: |\bfi_cq_read(?:err)?\(\) failed, rc: |\berror event on operation ID \S+ \(|\bRetry time elapsed, aborting operation |\bretry operation of \S+ \([^)\r\n]*\) failed|\b(?:ucp_tag_send_nbx|ucp_tag_recv_nbx|ucp_am_send_nbx|na_ucp_rma_cb|ucp_ep_create)\(\) failed \(",
                     &["mercury/*"],
                 ),
+                // DAOS's CaRT over Mercury: a failed progress, forward, reply or bulk transfer,
+                // an RPC failed by the transport or an unreachable target, the network layer
+                // not starting (`daos/cart`, v2.0-v2.8).
+                pat(
+                    r"\bcrt_hg_progress\(\) HG_(?:Progress|Trigger) failed, hg_ret: |\bHG_(?:Forward|Respond) failed, hg_ret: |\bRPC failed; rc: DER_HG(?:_FATAL)?\(-?\d+\)|\bfailed, DER_UNREACH\(-?\d+\)|\bcrt_req_timeout_hdlr\([^)\r\n]*\) [^\r\n]*? can't reach the target|\bcrt_hg_bulk_transfer_cb,hg_cbinfo->ret: |\bHG_Bulk_\(bind\)transfer failed, hg_ret: |\bcrt_hg_class_init\(\) Could not initialize HG class\.|\bcrt_hg_ctx_init\(\) (?:Could not create HG context\.|failed, )|\bRequested provider [^\r\n]+? not found|\bcrt_hg_init\(\) failed, |\bHG_Addr_lookup2?\(\) failed\. uri=|\bURI lookups exceeded -?\d+ retries",
+                    &["daos/cart/*"],
+                ),
                 pat(
                     r"\(communication\): (?:Failed to send message to |Communication (?:error|timeout)(?: in (?:SEND|RECV)DATA stage)?\. Node: |SocketError\. ErrCode: )|Messaging \(RPC\): Communication error: Node: |NodeConn \(acquire stream\): Connect failed on all available routes|__IBVSocket_postSend:-?\d+: ib_post_send\(\) failed|__IBVSocket_recvWC:-?\d+: retrieval of completion event failed|IBVSocket \((?:recv work completion|wait for total send completion)\): Connection error \(wc_status: ",
                     &["beegfs/commkit/*", "beegfs/messagingtk/*", "beegfs/connpool/connect-failed-all-routes", "beegfs/ibvsocket/*"],
                 ),
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
+        },
+        // DAOS: an RPC that timed out, and the SWIM failure detector finding the network
+        // silent or a member dead (`daos/cart`, v2.0-v2.8). Not the transport failing: DAOS
+        // resends a timed-out RPC, and the line does not say why the answer did not come.
+        Builtin {
+            name: "hpc-runtime-timeout",
+            class: "other_hang",
+            pre_s: PRE,
+            description: "DAOS's network layer (CaRT) timed out: an RPC got no answer in time (the line says how long it waited), progress stopped on a timeout, or the SWIM failure detector saw the network idle for too long, too many glitches, or declared a member dead",
+            example: "02/26-13:46:02.55 wolf-229 DAOS[289719/289741/0] hg   WARN src/cart/crt_hg.c:1376 crt_hg_req_send_cb(0x7f58f8001050) [opc=0x2070003 (DAOS_POOL_MODULE:POOL_QUERY) rpcid=0x379d3f300000009a rank:tag=1:0] RPC failed; rc: DER_TIMEDOUT(-1011): 'Time out'",
+            patterns: &[pat(
+                r"\bRPC failed; rc: DER_TIMEDOUT\(-?\d+\)|\bcrt_context_timeout_check\([^)\r\n]*\) [^\r\n]*? timed out \(\d+ seconds\)|\bcrt_ctx_epi_abort\(\) stop progress due to timed out|\b(?:SWIM network|Network) outage detected \(idle during |\bToo many network glitches are detected|\bswim_member_dead\(\) (?:-?\d+: )?member -?\d+ -?\d+ is DEAD\b",
+                &["daos/timeout/*", "daos/swim/*"],
+            )],
+            unless: &[],
         },
         Builtin {
             name: "mori-rdma-error",
