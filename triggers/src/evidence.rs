@@ -285,6 +285,11 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"_timeout:-?\d+ elapsed:(\d{1,12}) \(elapsed > _timeout\)",
         Unit::Seconds,
     ),
+    // UCC's collective timeout (`%g`: the fraction dropped).
+    (
+        r"timeout (\d{1,12})(?:\.\d+)? sec\.? has expired on ",
+        Unit::Seconds,
+    ),
     // DAOS's CaRT: how long an RPC waited for its answer.
     (
         r"crt_context_timeout_check\([^)\r\n]*\) [^\r\n]*? timed out \((\d{1,12}) seconds\)",

@@ -543,6 +543,7 @@ const NO_PUBLISHED_LINE: &[&str] = &[
     "nccl-tests-timeout",
     "nvshmem-gpu-timeout",
     "mscclpp-timeout",
+    "ucc-timeout",
 ];
 
 #[test]

@@ -291,6 +291,33 @@ pub(super) static NCCL: Table = Table {
         // Google's GPUDirect-TCPX and -TCPXO (FasTrak) net plugins (A3 and A3 Mega VMs): the
         // control sockets, connection setup and receive-datapath manager failed (their data
         // path is `nccl-ib-completion-error`'s).
+        // NCCL's SHARP plugin (Mellanox/nccl-rdma-sharp-plugins): its CollNet (SHARP) setup and
+        // collectives, and its UCX-based net plugins. Its IB plugin prints NCCL's own
+        // net_ib wordings (the `nccl-ib-*` triggers).
+        Builtin {
+            name: "nccl-sharp-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "NCCL's SHARP plugin (CollNet) failed: SHARP could not be initialised (no SHARP job, no resources), a SHARP group could not be created, a buffer registration or a SHARP collective failed",
+            example: "ib-vm-52:1047884:1048148 [7] sharp_plugin.c:320 NCCL WARN NET/IB : SHARP coll init error: Cannot create SHARP job(-11)",
+            patterns: &[pat(
+                r"NCCL WARN (?:NET/IB ?: ?SHARP coll init error: |sharp_coll_caps_query failed : |SHARP group create(?: failed)?: |SHARP regmr failed|SHARP (?:allreduce|Allgather|reduce_scatt?er) failed|SHARP : unable to allocate request)",
+                &["nccl-rdma-sharp-plugins/sharp/*"],
+            )],
+            unless: &[],
+        },
+        Builtin {
+            name: "nccl-sharp-ucx-error",
+            class: "nccl_ib_error",
+            pre_s: PRE,
+            description: "The UCX net plugins of NCCL's SHARP plugin (`NCCL_NET=UCX`, `UCX-RMA`, `UCX-UCT`) failed: a UCX call returned an error, a send, receive or flush could not be posted or completed, the connect message did not arrive, an interface would not open",
+            example: "compute-8:1458299:1458532 [3] ucx_plugin.c:539 NCCL WARN Failed: UCX error ucx_plugin.c:539 '-5' Invalid parameter",
+            patterns: &[pat(
+                r"NCCL WARN (?:Failed: UCX error [^\r\n]*?:-?\d+ '-?\d+' |ucx_isend: unable to send message|ucx_irecv: unable to post receive|ucx_i?flush: unable to read data|Unable to receive connect msg \(|Send check requested returned error|NET/UCX_RMA: isend am_send_nb failed|Failed to open iface for tl_name=)",
+                &["nccl-rdma-sharp-plugins/ucx/*", "nccl-rdma-sharp-plugins/ucx_rma/*", "nccl-rdma-sharp-plugins/ucx_uct/*"],
+            )],
+            unless: &[],
+        },
         Builtin {
             name: "nccl-tcpx-socket-error",
             class: "nccl_system_error",

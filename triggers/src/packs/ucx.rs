@@ -30,7 +30,7 @@ pub(super) const RETRY_UMR: &str = r"(?P<hca>[\w.-]+): ibv_poll_cq\(UMR CQ, [^,]
 /// as UCX logs them (`triggers/formats/ucx_libfabric.tsv`, `ucx/…` rows).
 pub(super) static UCX: Table = Table {
     name: "ucx",
-    summary: "UCX completion errors (ib_mlx5_log, rc/dc/ud verbs), IB async events, endpoint failures and verbs setup failures",
+    summary: "UCX completion errors (ib_mlx5_log, rc/dc/ud verbs), IB async events, endpoint failures and verbs setup failures; UCC's (collectives over UCX, NCCL, SHARP, verbs) failures and timeouts",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -367,6 +367,100 @@ pub(super) static UCX: Table = Table {
                 ),
             ],
             unless: &[RETRY_UMR, r"mlx5dv_devx_\w+\((?:[\w.-]+:\d+, DUMMY_QP|CREATE_MKEY, mode=KSM)"],
+        },
+        // UCC (openucx/ucc, PyTorch's `ucc` backend, Open MPI's coll/ucc): its log header
+        // is UCX's with the component's name (`UCC`, `TL_UCP`, `TL_NCCL`, `CL_HIER`, …) in
+        // place of `UCX`. Its transport failures (tl/ucp over UCX, tl/mlx5 on verbs) are
+        // `ucc-transport-error`; the rest of its failures, the collective library's own,
+        // are here.
+        Builtin {
+            name: "ucc-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "UCC, the collective library under PyTorch's `ucc` backend and Open MPI's coll/ucc, failed: no TL or CL context or team could be created, library init or the address exchange failed, a collective could not be initialised or a task failed, NCCL (tl/nccl), SHARP (tl/sharp) or CUDA (tl/cuda, mc/cuda) returned an error, a reduction failed; or a collective through Open MPI's coll/ucc failed",
+            example: "[1620909051.938235] [jazz32:87543:0]     ucc_context.c:370  UCC  ERROR no CL context created in ucc_context_create",
+            patterns: &[
+                pat(
+                    r"\bTL_NCCL +ERROR +(?:NCCL error -?\d+ |failed to get unique id|incorrect unique id|oob req test failed)",
+                    &["ucc/tl_nccl/*"],
+                ),
+                pat(
+                    r"\bUCC +ERROR +(?:failure in task |failed to init collective: |failed to create (?:tl|cl) context for |no (?:tl contexts were|CL context|TL context) created|failed to exchange addresses during context creation|ctx create epilog for [^\r\n]*? failed|[Nn]o CL teams were created|lib_init failed for component: [^,\r\n]*$|service allreduce test failure: |failed to create service tl ucp team|oob req test failed during team addr exchange|[^\r\n]*?\(\) failed: -?\d+\(|cudaIpcOpenMemHandle error |[^\r\n]*?: failed to open ipc mem handle\. )",
+                    &["ucc/core/*", "ucc/tl_cuda/ipc-open-memhandle", "ucc/tl_cuda/open-ipc-mem-handle"],
+                ),
+                pat(
+                    r"\bCL_(?:HIER|BASIC) +ERROR +(?:no tl teams were created|failed to init oob for sbgp |failed to post tl team create \(|no TL contexts are available)",
+                    &["ucc/cl_hier/*", "ucc/cl_basic/*"],
+                ),
+                pat(
+                    r"\bTL_SHARP +ERROR +(?:sharp_coll_\w+ failed|failed to broadcast SHARP job_id|Failed to initialize SHARP collectives:|sharp group create failed:|ucc_tl_sharp_mem_register failed)",
+                    &["ucc/tl_sharp/*"],
+                ),
+                pat(
+                    r"\bTL_CUDA +ERROR +(?:NVML error -?\d+ |error cudaEventQuery |CUDA device mismatch, )|\bcuda mc +ERROR +cuda failed with ret:",
+                    &["ucc/tl_cuda/nvml-error", "ucc/tl_cuda/event-query", "ucc/tl_cuda/device-mismatch", "ucc/mc_cuda/cuda-failed-v1.0"],
+                ),
+                pat(
+                    r"\bTL_UCP +ERROR +(?:no tl/ucp address for rank -?\d+|failed to perform dt reduction)",
+                    &["ucc/tl_ucp/no-address-for-rank", "ucc/tl_ucp/dt-reduction-failed"],
+                ),
+                // Open MPI's coll/ucc on a collective that failed. Its set-up failures (lib or
+                // context init, team create, coll/hcoll's init) are not failures: the
+                // component disables itself and Open MPI runs its own collectives.
+                pat(
+                    r"\bError: [^\r\n]*? - \w+\(\) ucc_collective_test failed",
+                    &["ompi/coll_ucc/collective-test"],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "ucc-transport-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "UCC's transports failed: tl/ucp (over UCX) a send, receive, put, get or flush completing with an error, a connect error, a UCP context or worker that could not be created; tl/mlx5 (verbs) a failed CQ poll, RC QPs that could not connect (its completions with an error are `verbs-completion-error`'s)",
+            example: "[1620909051.935207] [jazz32:87543:0]  tl_ucp_context.c:88   TL_UCP ERROR failed to create ucp worker, Input/output error",
+            patterns: &[
+                pat(
+                    r"\bTL_UCP +ERROR +(?:failure in (?:send|recv|put|get|ep flush|alltoallv_hybird) completion |tag \d+; dest -?\d+; team_id \d+; errmsg |ucp returned connect error: |failed to connect team ep|error during ucp ep close, |failed to init ucp context, |failed to create ucp worker, |unable to complete UCX request=)",
+                    &[
+                        "ucc/tl_ucp/send-completion*",
+                        "ucc/tl_ucp/recv-completion",
+                        "ucc/tl_ucp/put-completion",
+                        "ucc/tl_ucp/get-completion",
+                        "ucc/tl_ucp/ep-flush-completion",
+                        "ucc/tl_ucp/req-status-errmsg",
+                        "ucc/tl_ucp/ucp-connect-error",
+                        "ucc/tl_ucp/failed-connect-team-ep",
+                        "ucc/tl_ucp/ep-close-error",
+                        "ucc/tl_ucp/init-ucp-context",
+                        "ucc/tl_ucp/create-ucp-worker",
+                        "ucc/tl_ucp/alltoallv-hybrid-completion",
+                        "ucc/tl_ucp/sliding-window-ucx-request",
+                    ],
+                ),
+                pat(
+                    r"\bTL_MLX5 +ERROR +(?:ibv_poll_cq\(\) failed, errno |failed to connect rc qps, )",
+                    // Its completions with an error print the status the libibverbs way:
+                    // `verbs-completion-error` and `verbs-retry-exceeded` (`ucc/tl_mlx5-wc/*`).
+                    &["ucc/tl_mlx5/*"],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "ucc-timeout",
+            class: "nccl_timeout",
+            pre_s: PRE,
+            description: "UCC timed a collective out (`UCC_COLL_TIMEOUT`; the window is back-dated by the wait)",
+            // No printed line of this wording is published: the format string instantiated
+            // (tests/corpus.rs, NO_PUBLISHED_LINE).
+            example: "[1723681724.918927] [node1:4242:0]    ucc_schedule.h:252  UCC  WARN  timeout 600 sec. has expired on allreduce",
+            patterns: &[pat(
+                r"\bUCC +WARN +timeout [\d.e+-]+ sec\.? has expired on ",
+                &["ucc/timeout/*"],
+            )],
+            unless: &[],
         },
     ],
 };
