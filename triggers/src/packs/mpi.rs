@@ -31,7 +31,7 @@ use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 /// ch4 OFI and UCX netmods.
 pub(super) static MPI: Table = Table {
     name: "mpi",
-    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures)",
+    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures); MVAPICH2/MVAPICH completion errors, fatal events and setup failures",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -448,6 +448,64 @@ pub(super) static MPI: Table = Table {
                 r"(?:ucx function returned with failed status|returned failed request in UCX netmod)\([\w.]+ -?\d+ \w+ (?P<error>[^)\r\n]+)",
                 &["mpich/ucx/*"],
             )],
+            unless: &[],
+        },
+        // MVAPICH2 / MVAPICH (OSU's MPI on InfiniBand/RoCE, the mrail gen2 channel, 1.x to
+        // 3.0). Most lines carry `[host:mpi_rank_N][function] `, the abort macros' `file:line: `
+        // after it; older and connection-manager lines have `[N] Abort: `, `[Rank N][file: line
+        // N]`, or no prefix. A completion's status printed by name (`IBV_WC_…: This event is
+        // generated …`, `wc.status=N (name)`) is `verbs-completion-error`'s or
+        // `verbs-retry-exceeded`'s (`mvapich2/cq-wc/*`).
+        Builtin {
+            name: "mvapich-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "MVAPICH2 / MVAPICH on InfiniBand or RoCE failed: a completion with an error (`Got completion with error N, vendor code=…, dest rank=…`, send/recv descriptor errors), a fatal async event on a QP, port, CQ or SRQ, UD retries exhausted, a CQ that could not be polled, a QP state change, QP or address-handle creation failed, registration of its buffers failed, no HCA or no active port",
+            example: "[gcn-4-11.sdsc.edu:mpi_rank_10][MPIDI_CH3I_MRAILI_Cq_poll] src/mpid/ch3/channels/mrail/src/gen2/ibv_channel_manager.c:586: [] Got completion with error 12, vendor code=0x81, dest rank=17",
+            patterns: &[
+                pat(
+                    r"\[\] Got completion with error -?\d+, vendor code=(?:0x)?[0-9a-fA-F]+, dest rank=-?\d+",
+                    &["mvapich2/cq/got-completion-with-error*"],
+                ),
+                pat(
+                    r"\b(?:Send desc error in msg to|Recv desc error in msg from) -?\d+, wc_opcode=|\[-?\d+(?:->|<-)-?\d+\] (?:(?:send|recv) desc error, wc_opcode=|wc\.status=-?\d+, wc\.wr_id=)|\bMsg from -?\d+: wc\.status=-?\d+, wc\.wr_id=",
+                    &[
+                        "mvapich2/cq/send-desc-error*",
+                        "mvapich2/cq/recv-desc-error*",
+                        "mvapich2/cq/msg-from-wc-status",
+                        "mvapich2/cq/wc-status-legacy",
+                    ],
+                ),
+                pat(
+                    r":mpi_rank_-?\d+\]\[[^\]\r\n]*\] (?:\S+:\d+: )?(?:ERROR: Unknown work completion status |Fail to poll cq|Failed to get cq event: |Couldn't request for CQ notification|Got FATAL event |Error in UD RNDV ibv_poll got completion with error code |Got error completion in RNDV UD recv error\. |Failed to modify QP$|Error creating qp on hca -?\d+ using rdma_cm\.|vbuf pool allocation failed|Cannot reregister vbuf region|deregister fails|No HCAs found on the system\.|The HCA \([^)\r\n]*\) the user requested for is not available|Failed to open the HCA context|HCA not found on the system\. DPM functionality requires an active HCA|UD reliability error\. \w+ max retries\()|\[-?\d+\] Abort: Got FATAL event ",
+                    &[
+                        "mvapich2/cq/wc-status-explain-unknown",
+                        "mvapich2/cq/fail-to-poll-cq",
+                        "mvapich2/cq/failed-to-get-cq-event",
+                        "mvapich2/cq/couldnt-request-cq-notification",
+                        "mvapich2/async/*",
+                        "mvapich2/ud/reliability-error-*",
+                        "mvapich/ud/reliability-error-exceeded-mvp",
+                        "mvapich2/ud/zcopy-*",
+                        "mvapich2/qp/modify-qp-failed-abort",
+                        "mvapich2/rdma_cm/error-creating-qp",
+                        "mvapich2/reg/vbuf-pool-*",
+                        "mvapich2/reg/cannot-reregister-vbuf-region",
+                        "mvapich2/reg/dreg-deregister-fails",
+                        "mvapich2/hca/*",
+                    ],
+                ),
+                pat(
+                    r"\[Rank -?\d+\]\[[^\]\r\n]*: line \d+\](?:Failed status -?\d+ for wr_id|ibv_post_send to ud qp failed|poll CQ failed|Cannot create ah|Failed to get cq_event: )|\] Could not modify (?:qpto RTR|rdma qp to RTS)|\] Cannot register vbuf region|\bError in creating UD QP\s*$",
+                    // Its bare `Failed to modify QP to RTR` / `RTS` (UD) are perftest's words
+                    // too, and read as perftest's (`perftest-setup-error`): no row here.
+                    &["mvapich2/cm/*", "mvapich2/qp/could-not-*", "mvapich2/reg/cannot-register-vbuf-region", "mvapich2/ud/create-ud-qp"],
+                ),
+                pat(
+                    r"\w\(-?\d+\)\.*: (?:No IB device found|Requested IB device not found|Failed to open HCA(?: number -?\d+|: )|Failed to alloc pd(?: number -?\d+|: )|Insufficient ports in active state, need -?\d+|Query of port -?\d+ failed or port is not active|Failed to retrieve gid on rank|Failed to create qp for rank|Failed to modify QP to INIT|could not find active port|rdma_connect error -?\d+ after -?\d+ attempts)",
+                    &["mvapich2/errstack/*"],
+                ),
+            ],
             unless: &[],
         },
     ],

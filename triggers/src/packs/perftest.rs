@@ -223,6 +223,9 @@ pub(super) static PERFTEST: Table = Table {
                 r"Couldn't request CQ notification with error",
                 // The UD exchange's `Couldn't post send my QP number {status}` is a connection failure.
                 r"Couldn't post send my QP number",
+                // MVAPICH2's connection manager (`[Rank N][file: line N]poll CQ failed`, the
+                // mpi pack's `mvapich-error`).
+                r"\[Rank -?\d+\]\[[^\]\r\n]*: line \d+\]",
             ],
         },
         Builtin {
@@ -608,6 +611,9 @@ pub(super) static PERFTEST: Table = Table {
                 // Mooncake's device discovery (glog, `topology.cpp`) logs it as a WARNING and
                 // goes on: a probe, not a tool that exits (`ambiguous.tsv`).
                 r"topology\.cpp:\d+\] No IB devices found",
+                // An MPICH-style error stack (MVAPICH2's `func(N)......: Failed to modify QP to
+                // INIT`, the mpi pack's `mvapich-error`).
+                r"\w\(-?\d+\)\.*: Failed to modify QP to ",
             ],
         },
         Builtin {

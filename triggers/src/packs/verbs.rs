@@ -46,7 +46,7 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &["uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread"]),
-                pat(r"(?i)transport retry count(?:er)? exceeded", &["mori/io/cqe-error-*", "mori/io/notif-*", "mori/device/*", "rdma-core/libibverbs/wc-status-str/transport-retry-counter-exceeded", "rdma-core/ionic/cqe-with-error-npg", "rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1", "ucc/tl_mlx5-wc/*"]),
+                pat(r"(?i)transport retry count(?:er)? exceeded", &["mori/io/cqe-error-*", "mori/io/notif-*", "mori/device/*", "rdma-core/libibverbs/wc-status-str/transport-retry-counter-exceeded", "rdma-core/ionic/cqe-with-error-npg", "rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1", "ucc/tl_mlx5-wc/*", "mvapich2/cq-wc/*"]),
                 // bnxt_re: CQ_REQ_STATUS_TRANSPORT_RETRY_CNT_ERR.
                 pat(
                     r"FP: CQ Processed Req wr_id\[-?\d+\] = 0x[0-9a-fA-F]+ with status 0xa(?:[^0-9a-fA-F]|$)",
@@ -60,6 +60,7 @@ pub(super) static VERBS: Table = Table {
                     &[
                         "rdma-core/libibverbs/wc-status-enum/ibv-wc-retry-exc-err",
                         "linux/ib_verbs_h/wc-status-enum/ib-wc-retry-exc-err",
+                        "mvapich2/cq-wc/wc-status-explain-retry-exc",
                         "rdma-core/ionic/cqe-with-error-recv",
                         "rdma-core/ionic/cqe-with-error-msn",
                     ],
@@ -210,15 +211,16 @@ pub(super) static VERBS: Table = Table {
                         "rdma-core/libibverbs/wc-status-str/*",
                         "rdma-core/ionic/cqe-with-error-npg",
                         "ucc/tl_mlx5-wc/*",
+                        "mvapich2/cq-wc/*",
                     ],
                 ),
                 pat(
                     r"(?i)(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)(?:wc|wc_status|cqe|completion|mcast_recv|mcast_poll_send)\b[^\r\n]{0,48}?\b(?:fatal error|general error|aborted error|TM error|WR flushed|invalid request error|operation aborted)\b",
-                    &["rdma-core/libibverbs/wc-status-str/*", "linux/ib_core/wc-status-msg/*", "ucc/tl_mlx5-wc/*"],
+                    &["rdma-core/libibverbs/wc-status-str/*", "linux/ib_core/wc-status-msg/*", "ucc/tl_mlx5-wc/*", "mvapich2/cq-wc/*"],
                 ),
                 pat(
                     concat!(r"(?:^|[^A-Za-z0-9_]|\[[0-9;]*m)", wc_status_enum!()),
-                    &["rdma-core/libibverbs/wc-status-enum/*", "linux/ib_verbs_h/wc-status-enum/*"],
+                    &["rdma-core/libibverbs/wc-status-enum/*", "linux/ib_verbs_h/wc-status-enum/*", "mvapich2/cq-wc/*"],
                 ),
                 // An application's async event handler printing an error event the libibverbs
                 // way (`ibv_event_type_str`), the kernel's (`ib_event_msg`) or by enum name;
