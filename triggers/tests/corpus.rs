@@ -544,6 +544,7 @@ const NO_PUBLISHED_LINE: &[&str] = &[
     "nvshmem-gpu-timeout",
     "mscclpp-timeout",
     "ucc-timeout",
+    "kernel-srp-abort",
 ];
 
 #[test]

@@ -815,8 +815,9 @@ pub(super) static PERFTEST: Table = Table {
                 // rdma-core's pingpong examples print `%d/%d: Couldn't read remote address`.
                 r"-?\d+/-?\d+: Couldn't read remote address",
                 // Another program's function naming the rdma_cm call it failed in (LDMS's
-                // `z_rdma_listen: rdma_create_event_channel failed`): the generic pack's.
-                r"[a-z][a-z0-9]*_\w+: rdma_\w+ failed",
+                // `z_rdma_listen: rdma_create_event_channel failed`, the kernel's `isert_rdma_accept:
+                // rdma_accept() failed with: `): the generic pack's or the verbs pack's.
+                r"[a-z][a-z0-9]*_\w+: rdma_\w+(?:\(\))? failed",
             ],
         },
     ],

@@ -46,7 +46,7 @@ pub(super) static VERBS: Table = Table {
                     ],
                 ),
                 pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &["uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread"]),
-                pat(r"(?i)transport retry count(?:er)? exceeded", &["mori/io/cqe-error-*", "mori/io/notif-*", "mori/device/*", "rdma-core/libibverbs/wc-status-str/transport-retry-counter-exceeded", "rdma-core/ionic/cqe-with-error-npg", "rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1", "ucc/tl_mlx5-wc/*", "mvapich2/cq-wc/*"]),
+                pat(r"(?i)transport retry count(?:er)? exceeded", &["mori/io/cqe-error-*", "mori/io/notif-*", "mori/device/*", "rdma-core/libibverbs/wc-status-str/transport-retry-counter-exceeded", "rdma-core/ionic/cqe-with-error-npg", "rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1", "ucc/tl_mlx5-wc/*", "mvapich2/cq-wc/*", "linux-rdma/xprtrdma/verbs/recv-completion-error", "linux-rdma/svcrdma/sendto/send-completion-error", "linux-rdma/svcrdma/recvfrom/recv-completion-error", "linux-rdma/iser/verbs/err-comp", "linux-rdma/isert/print-wc-failure", "linux-rdma/srp/qp-err-completion", "linux-rdma/rds/ib-send-completion-error", "linux-rdma/rds/ib-recv-completion-error", "linux-rdma/rds/ib-frmr-completion-error", "linux-rdma/smbdirect-client/wc-status-7x", "linux-rdma/ksmbd/send-error", "linux-rdma/ksmbd/recv-error", "linux-rdma/ksmbd/rw-error"]),
                 // bnxt_re: CQ_REQ_STATUS_TRANSPORT_RETRY_CNT_ERR.
                 pat(
                     r"FP: CQ Processed Req wr_id\[-?\d+\] = 0x[0-9a-fA-F]+ with status 0xa(?:[^0-9a-fA-F]|$)",
@@ -247,6 +247,9 @@ pub(super) static VERBS: Table = Table {
                 // Transport retry exceeded is `verbs-retry-exceeded`'s; RNR retry exceeded is a
                 // completion error like the others.
                 r"(?i)transport retry count(?:er)? exceeded",
+                // The kernel's RDMA upper layers print a failed completion by status name:
+                // `kernel-rdma-ulp-error`'s.
+                r"\b(?:rpc|svc)rdma: (?:Recv|Send): |\biser: iser_err_comp: |\bisert: isert_print_wc: |\bib_srp: failed [^\r\n]*? status |RDS/IB: (?:(?:send|recv) completion on|frmr completion) <|CIFS: VFS: \w+:-?\d+ wc->status=|ksmbd: smb_direct: (?:Send|Recv|read/write) error",
                 r"wc->status == IBV_WC_SUCCESS.*? error: 12\b",
                 r"IBV_WC_SUCCESS\. 12 vs 0\.",
                 r"(?:cq completion failed status|recv wc error:|Work completion error) 12\b",
@@ -1130,12 +1133,87 @@ pub(super) static VERBS: Table = Table {
                     r"abnormal ae_id = (?P<event>0x[0-9a-fA-F]+) bool qp=-?\d+ qp_id = (?P<qp>-?\d+)",
                     &["linux-rdma/irdma/hw/abnormal-ae-id*"],
                 ),
+                // bnxt_re's terminal CQE and QP in error, hns's error CQE and work queue or CQ
+                // error events, irdma's QP not flushed, ionic's error CQEs (their lines start
+                // with the Ethernet driver's name: `bnxt_en`, `hns3`, `ice`, `ionic`).
+                pat(
+                    r"FP: CQ Process Terminal Error status = 0x|QPLIB: FP: QP \(0x[0-9a-fA-F]+\) is in the 0x[0-9a-fA-F]+ state|\bhns3 [^\r\n]*?: (?:error cqe status 0x[0-9a-fA-F]+:|[Ll]ocal work queue 0x[0-9a-fA-F]+ catast error|local access violation work queue 0x[0-9a-fA-F]+ error|CQ 0x[0-9a-fA-F]+ (?:access err\.|overflow))|fatal QP event: SQ in error but not flushed|Flush QP\[-?\d+\] failed, SQ has more work|\bionic [^\r\n]*?: qp -?\d+ (?:recv|msn) cqe with error",
+                    &[
+                        "linux-rdma/bnxt_re/qplib_fp/cq-terminal-error",
+                        "linux-rdma/bnxt_re/qplib_fp/qp-in-error-state",
+                        "linux-rdma/hns/*",
+                        "linux-rdma/irdma/hw/fatal-qp-event-sq-not-flushed",
+                        "linux-rdma/irdma/hw/flush-qp-failed",
+                        "linux-rdma/ionic/datapath/*",
+                    ],
+                ),
             ],
             unless: &[
                 // `verbs-retry-exceeded`'s.
                 r"(?i)transport retry count(?:er)? exceeded",
                 r"FP: CQ Processed Req wr_id\[-?\d+\] = 0x[0-9a-fA-F]+ with status 0xa(?:[^0-9a-fA-F]|$)",
             ],
+        },
+        // The kernel's RDMA upper layers (`kernel_rdma.tsv`): NFS over RDMA (xprtrdma client,
+        // svcrdma server), iSER (initiator and isert target), SRP (initiator, transport class
+        // and srpt target), RDS over IB, SMB Direct (cifs client, ksmbd server). A failed
+        // completion they print by status name is theirs, not `verbs-completion-error`'s
+        // (vetoed there); transport retry exceeded stays `verbs-retry-exceeded`'s.
+        Builtin {
+            name: "kernel-rdma-ulp-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "A kernel storage or file protocol over RDMA failed: NFS over RDMA (rpcrdma/svcrdma) a completion with an error, a QP async error, a connection closed or a device removed; iSER/isert a completion error, a QP or async error event, a post or connect failure; SRP a failed CQE, a path record query, a rejected login or connection (`REJ received`), a reconnect that failed, fast_io_fail/dev_loss timeouts; srpt RDMA or send failures; RDS/IB completion errors and rejected connections; SMB Direct (cifs, ksmbd) completion errors, QP errors, connect or negotiate failures",
+            example: "[  397.190547] scsi host11: ib_srp: REJ received",
+            patterns: &[
+                pat(
+                    r"\brpcrdma: (?:removing device \S+ for |connection to \S+ closed \(-?\d+\)|Recv: [^\r\n]*? \(-?\d+/0x[0-9a-fA-F]+\)|'frwr' mode is not supported by device|HCA provides only \d+ send SGEs|[^\r\n]*? on device \S+ ep [0-9a-fA-F]+)|\brpcrdma_qp_async_error_upcall: [^\r\n]*? on device |\bListener dead, address change failed for device |\bsvcrdma: (?:(?:Send|Recv): [^\r\n]*? \(-?\d+/0x[0-9a-fA-F]+\)|Could not send reply, err=-?\d+\. Closing transport)",
+                    &["linux-rdma/xprtrdma/*", "linux-rdma/svcrdma/*"],
+                ),
+                pat(
+                    r"\biser: (?:iser_err_comp: [^\r\n]*? failure: |iser_qp_event_callback: qp event |iser_event_handler: async event |iser_post_send: ib_post_send failed|iser_post_recvm: ib_post_recv failed|iser_route_handler: failure connecting: |iser_addr_handler: resolve route failed: |iser_cma_handler: Unexpected RDMA CM event: |iser_create_fastreg_desc: Failed to allocate ib_fast_reg_mr|iser_check_remote_inv: conn [0-9a-fA-F]+: unexpected remote invalidation)|\bisert: (?:isert_print_wc: [^\r\n]*? failure: |isert_qp_event_callback: |isert_post_response: ib_post_send failed|isert_post_recvm: ib_post_recv\(\) failed|isert_rdma_accept: rdma_accept\(\) failed|isert_cma_handler: failed handle connect request|isert_rdma_rw_ctx_post: Cmd: [0-9a-fA-F]+ failed to post RDMA res)",
+                    &["linux-rdma/iser/*", "linux-rdma/isert/*"],
+                ),
+                pat(
+                    r"\bib_srp: (?:failed [^\r\n]*? status [^\r\n]*? for CQE|Got failed path rec status|Path record query failed|Connection -?\d+/-?\d+ to [^\r\n]*? failed|REJ received|SRP LOGIN from [^\r\n]*? REJECTED|DREQ received - connection closed|connection closed|No route available from )|\bscsi host-?\d+: +(?:REJ reason 0x|reconnect attempt -?\d+ failed \()|\b(?:fast_io_fail_tmo|dev_loss_tmo) expired for SRP port-|\bib_srpt (?:RDMA_READ for ioctx 0x[0-9a-fA-F]+ failed with status|sending response for ioctx 0x[0-9a-fA-F]+ failed with status|Received CM REJ for ch |[^\r\n]*?: QP transition to RTS failed|srpt_write_pending: ib_post_send\(\) returned|received unrecognized IB QP event)",
+                    &[
+                        "linux-rdma/srp/qp-err-completion",
+                        "linux-rdma/srp/path-*",
+                        "linux-rdma/srp/connection-*",
+                        "linux-rdma/srp/rej-*",
+                        "linux-rdma/srp/login-rejected",
+                        "linux-rdma/srp/dreq-connection-closed",
+                        "linux-rdma/srp/no-route-available",
+                        "linux-rdma/srp-transport/*",
+                        "linux-rdma/srpt/*",
+                    ],
+                ),
+                pat(
+                    r"\bRDS/IB: (?:(?:send|recv) completion on <[^>\r\n]*> had status -?\d+ \(|frmr completion <[^>\r\n]*> status -?\d+\(|ib_post_send to \S+ returned -?\d+)|\bRDS/RDMA: conn <[^>\r\n]*> rejected, dropping connection|\bCIFS: VFS: (?:send_done:-?\d+ wc->status=-?\d+ wc->opcode=|smbd_qp_async_error_upcall:-?\d+ |\w+:-?\d+ (?:ib_post_send failed rc=|wc->status=[^\r\n]*? \(-?\d+\) wc->opcode=)|_smbd_get_connection:-?\d+ (?:rdma_connect failed port=|smbd_negotiate rc=))|\bksmbd: smb_direct: (?:(?:Send|Recv) error\. status='|read/write error\. opcode = )",
+                    &["linux-rdma/rds/*", "linux-rdma/smbdirect-client/*", "linux-rdma/ksmbd/*"],
+                ),
+            ],
+            unless: &[
+                r"(?i)transport retry count(?:er)? exceeded",
+                // Events that every healthy login and link-up prints at error level.
+                r"\biser: iser_qp_event_callback: qp event communication established|\biser: iser_event_handler: async event port active|\bisert: isert_qp_event_callback: communication established",
+            ],
+        },
+        // SRP's SCSI error handler aborting a command or resetting the host: a command timed
+        // out on the RDMA path.
+        Builtin {
+            name: "kernel-srp-abort",
+            class: "other_hang",
+            pre_s: PRE,
+            description: "SRP (SCSI over RDMA) aborted a command or reset the host: a SCSI command timed out on the RDMA path",
+            // No printed line of this wording is published: the format string instantiated
+            // (tests/corpus.rs, NO_PUBLISHED_LINE).
+            example: "[ 5123.456789] scsi host11: SRP abort called",
+            patterns: &[pat(
+                r"\bscsi host-?\d+: (?:ib_srp: )?SRP (?:abort|reset_host) called",
+                &["linux-rdma/srp/abort-called", "linux-rdma/srp/reset-host-called"],
+            )],
+            unless: &[],
         },
         Builtin {
             name: "kernel-rdma-device-error",
@@ -1236,6 +1314,23 @@ pub(super) static VERBS: Table = Table {
                 pat(
                     r"(?i)\b(?P<op>[a-z][a-z0-9_]+)\(0x[0-9a-f]+\) op_mod\(0x[0-9a-f]+\)(?: uid\(-?\d+\))? failed, status (?P<error>[^(\r\n]+)\((?P<status>0x[0-9a-f]+)\), syndrome \((?P<syndrome>0x[0-9a-f]+)\)",
                     &["linux-rdma/mlx5_core/cmd/cmd-*"],
+                ),
+                // irdma's control QP command errors, async event queue overflow, critical
+                // protocol-engine error, QP suspend timeout, failed hardware init; bnxt_re's
+                // firmware stall and RCFW timeout; ionic's admin command timeout.
+                pat(
+                    r"\]\[op_code=-?\d+\] status=-?\d+ waiting=-?\d+ completion_err=|\bcqp opcode = 0x[0-9a-fA-F]+ maj_err_code = 0x|\bAEQ has overflowed|\bcritical PE Error, GLPE_CRITERR=0x|\bmodify_qp timed out waiting for suspend\. qp_id = |\bIRDMA hardware initialization FAILED init_state=|\bbnxt_re_is_fw_stalled: FW STALL Detected\.|\brcfw timedout: cookie = 0x|\bionic [^\r\n]*?: admin command timed out, aq -?\d+ after: ",
+                    &[
+                        "linux-rdma/irdma/utils/cqp-cmd-error",
+                        "linux-rdma/irdma/hw/cqp-opcode-error",
+                        "linux-rdma/irdma/hw/aeq-overflow",
+                        "linux-rdma/irdma/icrdma/critical-pe-error",
+                        "linux-rdma/irdma/verbs/modify-qp-suspend-timeout",
+                        "linux-rdma/irdma/hw/hw-init-failed",
+                        "linux-rdma/bnxt_re/qplib_rcfw/fw-stall",
+                        "linux-rdma/bnxt_re/qplib_rcfw/rcfw-timedout",
+                        "linux-rdma/ionic/admin/*",
+                    ],
                 ),
             ],
             unless: &[
