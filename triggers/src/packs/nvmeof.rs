@@ -802,6 +802,9 @@ pub(super) static NVMEOF: Table = Table {
             patterns: &[pat(
                 r"\[rdma\.c:\d+:\w+\] -?\d+-[^\r\n]*?: (?:rdma_cm event channel creation failed|Failed to initialize IB Device|(?:send|recv) work request on `[^'\r\n]*' returned error|connection between client and server not working\.|rdma_cm_get_event failed|could not create QP \(peer:|rdma_resolve_route failed \(me:|rdma_connect failed|cannot get infiniband device |gf_rdma_post_send \(to [^\r\n]*?\) failed with ret = |rdma is not connected to peer|memory registration failed)",
                 &["glusterfs/rdma/*"],
+            ), pat(
+                r"\[rpc-transport\.c:\d+:rpc_transport_load\] [^\r\n]*?: 'rdma' initialization failed",
+                &["glusterfs/rpc-transport/rdma-initialization-failed"],
             )],
             unless: &[],
         },

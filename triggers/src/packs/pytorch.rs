@@ -756,5 +756,19 @@ pub(super) static PYTORCH: Table = Table {
             ],
             unless: &[],
         },
+        // PyTorch's `ucc` backend (ProcessGroupUCC): a UCC call that failed (TORCH_UCC_CHECK's
+        // `…, error code N: status, system error code N`) or its error log.
+        Builtin {
+            name: "pytorch-ucc-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "PyTorch's `ucc` backend (ProcessGroupUCC) failed: a UCC call (context, team, collective init or post) returned an error, or it logged an error",
+            example: "RuntimeError: [/var/lib/jenkins/workspace/torch/csrc/distributed/c10d/ProcessGroupUCC.cpp:496] [Rank 0][ProcessGroupUCC-0][READY]failed to post triggered collective, error code -6: Unhandled error, system error code 0",
+            patterns: &[pat(
+                r"\[ProcessGroupUCC--?\d+\]\[\w+\](?:\[ERROR\] |[^\r\n]*?, error code -?\d+: [^\r\n]*?, system error code -?\d+)",
+                &["pytorch/ProcessGroupUCC/*"],
+            )],
+            unless: &[],
+        },
     ],
 };

@@ -995,7 +995,13 @@ pub(super) static VERBS: Table = Table {
                 ),
                 pat(
                     r"\bfi_cq_readerr\(\) got err: |# na_ofi_cq_read\(\): fi_cq_readerr got err: |\bfi_cq_read(?:err)?\(\) failed, rc: |\berror event on operation ID \S+ \(|\bRetry time elapsed, aborting operation |\bretry operation of \S+ \([^)\r\n]*\) failed|\b(?:ucp_tag_send_nbx|ucp_tag_recv_nbx|ucp_am_send_nbx|na_ucp_rma_cb|ucp_ep_create)\(\) failed \(",
-                    &["mercury/*"],
+                    &["mercury/na_ofi/cq-*", "mercury/na_ofi/error-event-*", "mercury/na_ofi/retry-*", "mercury/na_ucx/*"],
+                ),
+                // Mercury not starting on its OFI plugin (no fabric, domain or endpoint), and an
+                // RPC whose NA operation failed (`NA_HOSTUNREACH`, …).
+                pat(
+                    r"\bna_ofi_initialize\(\) Could not (?:create endpoint|open domain for |open fabric for |verify info for |get endpoint src address|create address)|\bhg_core_init\(\) Could not initialize NA class|\b\w+\(\) NA callback returned error \(NA_\w+",
+                    &["mercury/na_ofi/initialize-*", "mercury/core/*"],
                 ),
                 // DAOS's CaRT over Mercury: a failed progress, forward, reply or bulk transfer,
                 // an RPC failed by the transport or an unreachable target, the network layer
