@@ -36,7 +36,7 @@ use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 /// NCCL/RCCL's own WARN lines (`NCCL_DEBUG=WARN` or more), its error strings and nccl-tests.
 pub(super) static NCCL: Table = Table {
     name: "nccl",
-    summary: "NCCL/RCCL WARN lines: NET/IB completion errors and async events, verbs calls, sockets, proxy, CUDA, bootstrap/topology; NCCL error strings; nccl-tests failures",
+    summary: "NCCL/RCCL WARN lines: NET/IB completion errors and async events, verbs calls, sockets, proxy, CUDA, bootstrap/topology; NCCL error strings; nccl-tests failures; the SHARP plugin's CollNet and UCX net plugins",
     // Only where nothing specific fires: a result string quoted by a wrapper
     // with its own trigger (PyTorch, nccl-tests, XLA…) is that trigger's line.
     fallbacks: Fallbacks::Only(&["nccl-error-string"]),

@@ -61,7 +61,7 @@ macro_rules! store_error_not_timeout {
 
 pub(super) static PYTORCH: Table = Table {
     name: "pytorch",
-    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, collective mismatches, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX/XLA, TensorFlow, CuPy, PaddlePaddle, Ray, torchft, vLLM and torch_npu's HCCL",
+    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, collective mismatches, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX/XLA, TensorFlow, CuPy, PaddlePaddle, Ray, torchft, vLLM and torch_npu's HCCL; ProcessGroupUCC's failed UCC calls",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {

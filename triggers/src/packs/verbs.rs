@@ -23,7 +23,7 @@ macro_rules! wc_status_enum {
 /// ibverbs transport, RDMA applications (Mooncake, GPI-2, …) and the kernel's RDMA drivers.
 pub(super) static VERBS: Table = Table {
     name: "verbs",
-    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, MSCCL++, GPI-2), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma)",
+    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, MSCCL++, GPI-2), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma, hns, ionic) and upper layers (NFS over RDMA, iSER, SRP, RDS, SMB Direct); HPC runtimes' transports (GASNet-EX, Mercury and DAOS's CaRT, BeeGFS)",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
