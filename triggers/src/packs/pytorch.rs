@@ -768,7 +768,8 @@ pub(super) static PYTORCH: Table = Table {
                 r"\[ProcessGroupUCC--?\d+\]\[\w+\](?:\[ERROR\] |[^\r\n]*?, error code -?\d+: [^\r\n]*?, system error code -?\d+)",
                 &["pytorch/ProcessGroupUCC/*"],
             )],
-            unless: &[],
+            // Tearing the team down (`ucc team destroy error`) is not the failure.
+            unless: &[r"\[ProcessGroupUCC--?\d+\]\[FINALIZE\]"],
         },
     ],
 };
