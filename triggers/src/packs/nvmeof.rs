@@ -744,7 +744,7 @@ pub(super) static NVMEOF: Table = Table {
             name: "ceph-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "Ceph's RDMA messenger failed: the configured device or port not found or not active, a verbs call (query, CQ, QP, SRQ, protection domain, memory registration) failed, a QP state change failed, the receive buffers ran out, a completion with error (retry exceeded, flush of a live QP), a fatal async event, the RDMA handshake or a send to the peer failed, an iWARP connect was refused, or an assert in the messenger stopped the daemon",
+            description: "Ceph's RDMA messenger failed: the configured device or port not found or not active, a verbs call (query, CQ, QP, SRQ, protection domain, memory registration) failed, a QP state change failed, the receive buffers ran out, a completion with error (retry exceeded, flush of a live QP), a fatal async event on a QP or CQ or a port error (a device catastrophic error is `verbs-completion-error`'s), the RDMA handshake or a send to the peer failed, an iWARP connect was refused, or an assert in the messenger stopped the daemon",
             example: "/mnt/dataf/adirl/src/msg/async/rdma/Infiniband.cc: 355: FAILED assert(rc == 0)",
             patterns: &[
                 pat(
@@ -797,7 +797,7 @@ pub(super) static NVMEOF: Table = Table {
             name: "glusterfs-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "GlusterFS's RDMA transport failed: no RDMA device or CM event channel (the volume cannot use RDMA), a send or receive completed with an error (retry exceeded: `connection between client and server not working`), a CM error event, QP creation, route resolution or connect failed, a post or a memory registration failed, the peer not connected",
+            description: "GlusterFS's RDMA transport failed: it would not load, no RDMA device or CM event channel (the volume cannot use RDMA), a send or receive completed with an error (retry exceeded: `connection between client and server not working`), QP creation, route resolution or connect failed, a post or a memory registration failed, the peer not connected (its CM error events are `verbs-cm-error`'s)",
             example: "[2019-01-18 05:31:28.169239] W [MSGID: 103071] [rdma.c:4629:__gf_rdma_ctx_create] 0-rpc-transport/rdma: rdma_cm event channel creation failed [No such device]",
             patterns: &[pat(
                 r"\[rdma\.c:\d+:\w+\] -?\d+-[^\r\n]*?: (?:rdma_cm event channel creation failed|Failed to initialize IB Device|(?:send|recv) work request on `[^'\r\n]*' returned error|connection between client and server not working\.|rdma_cm_get_event failed|could not create QP \(peer:|rdma_resolve_route failed \(me:|rdma_connect failed|cannot get infiniband device |gf_rdma_post_send \(to [^\r\n]*?\) failed with ret = |rdma is not connected to peer|memory registration failed)",

@@ -982,7 +982,7 @@ pub(super) static VERBS: Table = Table {
             name: "hpc-runtime-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "An HPC runtime or file system failed on its RDMA transport: GASNet-EX aborting on a failed send or receive, a failed connect or a completion-queue error (and its dump of failed operations); Mercury's OFI or UCX plugin (DAOS) getting a completion error, an error event on an operation, a retry that ran out; DAOS's CaRT failing a progress, forward, reply or bulk transfer, an RPC failed by the transport or to an unreachable target, its network layer not starting; BeeGFS's client failing to send a message, a communication error or timeout with a node, an IB post or completion error",
+            description: "An HPC runtime or file system failed on its RDMA transport: GASNet-EX aborting on a failed send or receive, a failed connect or a completion-queue error (and its dump of failed operations); Mercury's OFI or UCX plugin (DAOS) getting a completion error, an error event on an operation, a retry that ran out, Mercury not starting on OFI (no fabric, domain or endpoint) or an RPC whose NA operation failed; DAOS's CaRT failing a progress, forward, reply or bulk transfer, an RPC failed by the transport or to an unreachable target, its network layer not starting; BeeGFS's client failing to send a message, a communication error or timeout with a node, an IB post or completion error",
             example: "*** FATAL ERROR (proc 21): in gasnetc_snd_reap() at gasnet/GASNet-2021.9.0/ibv-conduit/gasnet_core_sndrcv.c:843: aborting on reap of failed send",
             patterns: &[
                 pat(
