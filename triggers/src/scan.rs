@@ -150,7 +150,7 @@ const MAX_SHARED_DEPTH: usize = 64;
 /// vectors, whose allocations were a sixth of starting up).
 struct Trie {
     nodes: Vec<Node>,
-    /// The classes on edges: [`Atom::Class`] indexes this.
+    /// The classes on edges, each once: [`Atom::Class`] indexes this.
     classes: Vec<Hir>,
     /// Patterns whose next part is not a literal or class, from that part on,
     /// each listed from its node ([`Node::rests`]).
@@ -224,10 +224,13 @@ impl Trie {
             match part.kind() {
                 HirKind::Literal(lit) => {
                     for &b in lit.0.iter() {
-                        node = self.child(node, Atom::Byte(b), part);
+                        node = self.child(node, Atom::Byte(b));
                     }
                 }
-                HirKind::Class(_) => node = self.child(node, Atom::Class(NONE), part),
+                HirKind::Class(_) => {
+                    let class = self.class(part);
+                    node = self.child(node, class);
+                }
                 HirKind::Empty => {}
                 HirKind::Concat(subs) => {
                     return self.insert(node, &then(subs), budget);
@@ -257,28 +260,27 @@ impl Trie {
         self.nodes[node as usize].ends = true;
     }
 
-    /// The child of `node` after `atom`, made if new. For a class, `atom` is
-    /// `Atom::Class(NONE)` and `part` is the class.
-    fn child(&mut self, node: u32, atom: Atom, part: &Hir) -> u32 {
-        let same = |trie: &Trie, other: Atom| match (atom, other) {
-            (Atom::Byte(a), Atom::Byte(b)) => a == b,
-            (Atom::Class(_), Atom::Class(c)) => trie.classes[c as usize] == *part,
-            _ => false,
+    /// The step `class` (each distinct class is kept once).
+    fn class(&mut self, class: &Hir) -> Atom {
+        let at = match self.classes.iter().position(|c| c == class) {
+            Some(at) => at,
+            None => {
+                self.classes.push(class.clone());
+                self.classes.len() - 1
+            }
         };
+        Atom::Class(at as u32)
+    }
+
+    /// The child of `node` after `atom`, made if new.
+    fn child(&mut self, node: u32, atom: Atom) -> u32 {
         let mut at = self.nodes[node as usize].first;
         while at != NONE {
-            if same(self, self.nodes[at as usize].atom) {
+            if self.nodes[at as usize].atom == atom {
                 return at;
             }
             at = self.nodes[at as usize].next;
         }
-        let atom = match atom {
-            Atom::Byte(_) => atom,
-            Atom::Class(_) => {
-                self.classes.push(part.clone());
-                Atom::Class(self.classes.len() as u32 - 1)
-            }
-        };
         let new = self.nodes.len() as u32;
         self.nodes.push(Node::new(atom));
         match self.nodes[node as usize].last {

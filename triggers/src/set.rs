@@ -92,6 +92,24 @@ enum Role {
     Veto { trigger: usize, index: usize },
 }
 
+impl Role {
+    /// The error naming this pattern of `defs`, for `message`.
+    fn error(self, defs: &[TriggerDef], message: String) -> Error {
+        match self {
+            Role::Fire { trigger, pattern } => Error::BadPattern {
+                trigger: defs[trigger].name.clone(),
+                index: pattern,
+                message,
+            },
+            Role::Veto { trigger, index } => Error::BadUnless {
+                trigger: defs[trigger].name.clone(),
+                index,
+                message,
+            },
+        }
+    }
+}
+
 /// Every pattern of every trigger, compiled for one pass per line.
 #[derive(Debug, Clone)]
 pub struct TriggerSet {
@@ -109,24 +127,29 @@ pub struct TriggerSet {
     filter: Option<LineFilter>,
 }
 
-/// `f` of every item, in order: the second half on a thread of its own (on
-/// this one should no thread be had).
+/// `here()` on this thread while `there()` runs on another (or after it, on
+/// this one, should no thread be had).
+fn side_by_side<A, B: Send>(here: impl FnOnce() -> A, there: impl Fn() -> B + Sync) -> (A, B) {
+    std::thread::scope(|scope| {
+        let other = std::thread::Builder::new().spawn_scoped(scope, &there);
+        let a = here();
+        let b = match other {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            Err(_) => there(),
+        };
+        (a, b)
+    })
+}
+
+/// `f` of every item, in order, half of them on each of two threads.
 fn on_two_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let (first, second) = items.split_at(items.len() / 2);
-    std::thread::scope(|scope| {
-        let later = std::thread::Builder::new()
-            .spawn_scoped(scope, || second.iter().map(&f).collect::<Vec<R>>());
-        let mut out: Vec<R> = first.iter().map(&f).collect();
-        match later {
-            Ok(thread) => out.extend(
-                thread
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            ),
-            Err(_) => out.extend(second.iter().map(&f)),
-        }
-        out
-    })
+    let each = |part: &[T]| part.iter().map(&f).collect::<Vec<R>>();
+    let (mut out, rest) = side_by_side(|| each(first), || each(second));
+    out.extend(rest);
+    out
 }
 
 /// Squeeze a regex error (several lines with a caret diagram) onto one line.
@@ -182,16 +205,7 @@ fn blame(defs: &[TriggerDef], roles: &[Role], hirs: &[Hir], message: String) -> 
         .zip(hirs)
         .find_map(|(role, hir)| too_big(hir).map(|e| (*role, e)));
     match culprit {
-        Some((Role::Fire { trigger, pattern }, message)) => Error::BadPattern {
-            trigger: defs[trigger].name.clone(),
-            index: pattern,
-            message,
-        },
-        Some((Role::Veto { trigger, index }, message)) => Error::BadUnless {
-            trigger: defs[trigger].name.clone(),
-            index,
-            message,
-        },
+        Some((role, message)) => role.error(defs, message),
         None => Error::BadPattern {
             trigger: "(all)".to_string(),
             index: 0,
@@ -283,18 +297,7 @@ impl TriggerSet {
         let mut roles = Vec::with_capacity(jobs.len());
         let mut captures = Vec::with_capacity(jobs.len());
         for (hir, &(_, role)) in parsed.into_iter().zip(&jobs) {
-            let hir = hir.map_err(|message| match role {
-                Role::Fire { trigger, pattern } => Error::BadPattern {
-                    trigger: defs[trigger].name.clone(),
-                    index: pattern,
-                    message,
-                },
-                Role::Veto { trigger, index } => Error::BadUnless {
-                    trigger: defs[trigger].name.clone(),
-                    index,
-                    message,
-                },
-            })?;
+            let hir = hir.map_err(|message| role.error(&defs, message))?;
             // Vetoes, and patterns without named groups, never need their own regex.
             captures.push(match role {
                 Role::Fire { .. } if has_named_group(&hir) => OnceLock::new(),
@@ -306,7 +309,6 @@ impl TriggerSet {
         if let Some(wrong) = wrong {
             return Err(wrong);
         }
-        drop(jobs);
         let firing = || -> Option<LineFilter> {
             let firing: Vec<Hir> = hirs
                 .iter()
@@ -319,17 +321,7 @@ impl TriggerSet {
                 false => LineFilter::new(&firing, SET_SIZE_LIMIT, SET_DFA_CACHE),
             }
         };
-        let (set, filter) = std::thread::scope(|scope| {
-            let filter = std::thread::Builder::new().spawn_scoped(scope, firing);
-            let set = build_set(&hirs);
-            let filter = match filter {
-                Ok(thread) => thread
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                Err(_) => firing(), // no thread to be had: on this one
-            };
-            (set, filter)
-        });
+        let (set, filter) = side_by_side(|| build_set(&hirs), firing);
         let set = set.map_err(|message| blame(&defs, &roles, &hirs, message))?;
         Ok(TriggerSet {
             defs,
