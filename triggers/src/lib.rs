@@ -5,6 +5,7 @@
 //! - [`def`]: [`TriggerDef`], the plain definition, and the default window;
 //! - [`set`]: [`TriggerSet`], which matches a line against every trigger in one pass;
 //! - [`scan`]: which lines of a whole chunk of a log may fire, in one pass over the chunk;
+//! - [`which`]: which patterns of the set match one of those lines;
 //! - [`packs`]: the built-in packs (`nccl`, `pytorch`, `perftest`, `verbs`, …);
 //! - [`formats`]: the format strings of the programs that print the lines, which
 //!   every built-in pattern cites (`triggers/formats/*.tsv`);
@@ -20,6 +21,7 @@ pub mod packs;
 pub mod perftest;
 pub mod scan;
 pub mod set;
+pub mod which;
 
 pub use def::{TriggerDef, DEFAULT_COOLDOWN, DEFAULT_POST, DEFAULT_PRE};
 pub use evidence::{evidence, Evidence, TimeContext};

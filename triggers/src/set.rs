@@ -1,9 +1,10 @@
 //! Matching lines against many triggers: [`TriggerSet`] and [`LineMatch`].
 //!
 //! [`TriggerSet`] compiles every pattern (and every `unless` veto) of every
-//! trigger into one multi-pattern regex, so a line costs one pass however many
-//! triggers are configured; capture groups are extracted only for the patterns
-//! that matched (each pattern's own regex is compiled the first time it fires).
+//! trigger into one automaton, which says which of them match a line
+//! ([`crate::which`]) however many triggers are configured; capture groups are
+//! extracted only for the patterns that matched (each pattern's own regex is
+//! compiled the first time it fires).
 //! Lines are bytes, not `str`: logs hold non-UTF-8 garbage and ANSI colour
 //! codes, and a line that is not valid UTF-8 must still be able to fire.
 //!
@@ -15,21 +16,20 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
-use regex_automata::meta;
 use regex_automata::nfa::thompson::{self, WhichCaptures};
-use regex_automata::{Input, MatchKind, PatternSet};
 use regex_syntax::hir::Hir;
 
 use crate::def::TriggerDef;
 use crate::scan::{self, FilterCache, LineFilter};
+use crate::which::WhichPatterns;
 
-/// Cache of the set's lazy DFA (per matching thread, grown only as states are
-/// built). The default 2 MiB is too small for ~100 unanchored patterns with
-/// `.*?` parts: the DFA is rebuilt over and over, then gives up for the much
-/// slower PikeVM (measured: 12× slower on a log of corpus lines). With ~300
-/// patterns (issue 11) 64 MiB still cleared now and then: 256 MiB. The same
-/// for the DFA that scans whole chunks ([`crate::scan`]), of which a 100 MB log
-/// of healthy lines builds a few MiB (peak RSS of `triggers test`: 25 MB).
+/// Cache of each lazy DFA (per matching thread, grown only as states are
+/// built). When the set was one unanchored regex, 2 MiB was far too small for
+/// ~100 patterns with `.*?` parts (rebuilt over and over, then given up for the
+/// 12× slower PikeVM), and with ~300 patterns 64 MiB still cleared now and then.
+/// The anchored walk of [`crate::which`] builds far smaller states, but a log of
+/// many distinct failures still builds many; the chunk filter ([`crate::scan`])
+/// of a 100 MB log of healthy lines builds a few MiB. So: 256 MiB at most.
 const SET_DFA_CACHE: usize = 256 << 20;
 
 /// Longest compiled program a single pattern may take (guards against patterns
@@ -114,8 +114,8 @@ impl Role {
 #[derive(Debug, Clone)]
 pub struct TriggerSet {
     defs: Vec<TriggerDef>,
-    /// Every pattern and veto, [`MatchKind::All`]: which of them match a line.
-    set: meta::Regex,
+    /// Every pattern and veto: which of them match a line.
+    set: WhichPatterns,
     /// Same order as `set`.
     roles: Vec<Role>,
     /// Same order as `set`: the pattern's own regex, for its capture groups,
@@ -233,23 +233,9 @@ fn has_named_group(hir: &Hir) -> bool {
     }
 }
 
-/// The which-patterns regex of `hirs` (what `regex::bytes::RegexSet` builds).
-fn build_set(hirs: &[Hir]) -> Result<meta::Regex, String> {
-    meta::Regex::builder()
-        .configure(
-            meta::Config::new()
-                .match_kind(MatchKind::All)
-                .utf8_empty(false)
-                .which_captures(WhichCaptures::None)
-                .nfa_size_limit(Some(SET_SIZE_LIMIT))
-                .hybrid_cache_capacity(SET_DFA_CACHE)
-                // A prefilter of the set's literals cost 8 % of starting up and
-                // saves nothing: lines reach the set only once the chunk filter
-                // (crate::scan) found a pattern may match in them.
-                .auto_prefilter(false),
-        )
-        .build_many_from_hir(hirs)
-        .map_err(|e| one_line(&e))
+/// The which-patterns automaton of `hirs`.
+fn build_set(hirs: &[Hir]) -> Result<WhichPatterns, String> {
+    WhichPatterns::new(hirs, SET_SIZE_LIMIT, SET_DFA_CACHE).map_err(|e| one_line(&e))
 }
 
 impl TriggerSet {
@@ -389,44 +375,37 @@ impl TriggerSet {
         if self.defs.is_empty() {
             return false;
         }
-        // Most lines fire nothing: the set's plain yes/no search stops as soon as it
-        // can and allocates nothing; only a line that matches pays for the search that
-        // says which patterns did (measured: ~2x on a log of healthy lines).
-        let input = Input::new(line);
-        if !self.set.is_match(input.clone()) {
-            return false;
-        }
-        let mut hits = PatternSet::new(self.set.pattern_len());
-        self.set.which_overlapping_matches(&input, &mut hits);
-        let vetoed = |trigger: usize| {
-            hits.iter().any(
-                |i| matches!(self.roles[i.as_usize()], Role::Veto { trigger: v, .. } if v == trigger),
-            )
-        };
-        for i in hits.iter().map(|id| id.as_usize()) {
-            let Role::Fire { trigger, pattern } = self.roles[i] else {
-                continue;
+        self.set.with_matches(line, |hits| {
+            let vetoed = |trigger: usize| {
+                hits.iter().any(
+                    |i| matches!(self.roles[i.as_usize()], Role::Veto { trigger: v, .. } if v == trigger),
+                )
             };
-            if out.iter().any(|m| m.trigger == trigger) || vetoed(trigger) {
-                continue; // one match per trigger: the first pattern wins
-            }
-            let re =
-                self.captures[i].get_or_init(|| compile(&self.defs[trigger].patterns[pattern]));
-            let mut groups = Vec::new();
-            if let Some(caps) = re.as_ref().and_then(|re| re.captures(line)) {
-                for name in re.iter().flat_map(|re| re.capture_names()).flatten() {
-                    if let Some(m) = caps.name(name) {
-                        let value = String::from_utf8_lossy(m.as_bytes()).into_owned();
-                        groups.push((name.to_string(), value));
+            for i in hits.iter().map(|id| id.as_usize()) {
+                let Role::Fire { trigger, pattern } = self.roles[i] else {
+                    continue;
+                };
+                if out.iter().any(|m| m.trigger == trigger) || vetoed(trigger) {
+                    continue; // one match per trigger: the first pattern wins
+                }
+                let re = self.captures[i]
+                    .get_or_init(|| compile(&self.defs[trigger].patterns[pattern]));
+                let mut groups = Vec::new();
+                if let Some(caps) = re.as_ref().and_then(|re| re.captures(line)) {
+                    for name in re.iter().flat_map(|re| re.capture_names()).flatten() {
+                        if let Some(m) = caps.name(name) {
+                            let value = String::from_utf8_lossy(m.as_bytes()).into_owned();
+                            groups.push((name.to_string(), value));
+                        }
                     }
                 }
+                out.push(LineMatch {
+                    trigger,
+                    pattern,
+                    groups,
+                });
             }
-            out.push(LineMatch {
-                trigger,
-                pattern,
-                groups,
-            });
-        }
+        });
         // Fallbacks only where nothing specific fired, and one of them at most.
         let fallback = |m: &LineMatch| self.defs[m.trigger].fallback;
         if out.iter().any(|m| !fallback(m)) {

@@ -700,3 +700,56 @@ fn the_chunk_scan_finds_every_generated_line_that_fires() {
         );
     }
 }
+
+/// `match_line` learns which patterns match a line from `which::WhichPatterns`, a
+/// walk of the automaton anchored at each position of the line. It must find
+/// exactly the patterns (and vetoes) that one unanchored pass of regex's own
+/// multi-pattern search finds, on every generated line, failures and look-alikes.
+#[test]
+fn the_patterns_found_on_a_line_are_those_regex_finds() {
+    use regex_automata::{meta, Input, MatchKind, PatternSet};
+    use tripcap_triggers::which::WhichPatterns;
+
+    let patterns: Vec<regex_syntax::hir::Hir> = all_packs()
+        .iter()
+        .flat_map(|def| def.patterns.iter().chain(&def.unless))
+        .map(|p| {
+            regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(p)
+                .unwrap_or_else(|e| panic!("{p}: {e}"))
+        })
+        .collect();
+    let which = WhichPatterns::new(&patterns, 64 << 20, 256 << 20).expect("packs compile");
+    let reference = meta::Regex::builder()
+        .configure(
+            meta::Config::new()
+                .match_kind(MatchKind::All)
+                .utf8_empty(false)
+                .nfa_size_limit(Some(64 << 20))
+                .hybrid_cache_capacity(256 << 20),
+        )
+        .build_many_from_hir(&patterns)
+        .expect("packs compile");
+    let mut rng = Rng(0x0a11_c0de);
+    let (mut lines, mut matching) = (0, 0);
+    let mut want = PatternSet::new(reference.pattern_len());
+    for f in rows() {
+        let (line, _) = instantiate(f, &mut rng).unwrap_or_else(|e| panic!("{e}"));
+        want.clear();
+        reference.which_overlapping_matches(&Input::new(&line), &mut want);
+        let found = which.with_matches(line.as_bytes(), |hits| hits.clone());
+        assert_eq!(
+            found.iter().collect::<Vec<_>>(),
+            want.iter().collect::<Vec<_>>(),
+            "{line}"
+        );
+        lines += 1;
+        matching += usize::from(!want.is_empty());
+    }
+    assert!(
+        matching > lines / 2,
+        "only {matching} of {lines} lines match"
+    );
+}
