@@ -786,7 +786,7 @@ impl LineFilter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn hir(pattern: &str) -> Hir {
@@ -1000,8 +1000,9 @@ mod tests {
         assert!(!found.contains(&"ascii only".to_string()), "{found:?}");
     }
 
-    /// xorshift64: lines that hit parts of the patterns often.
-    fn random_lines(seed: u64, n: usize) -> Vec<u8> {
+    /// xorshift64: lines that hit parts of the patterns often (here and in
+    /// [`crate::which`]'s tests).
+    pub(crate) fn random_lines(seed: u64, n: usize) -> Vec<u8> {
         let words: &[&[u8]] = &[
             b"NET/IB",
             b" : ",
@@ -1024,6 +1025,10 @@ mod tests {
             b"\xff\xfe",
             b"$",
             b"\n",
+            b"\x1b[31m",
+            b"\xc3\xa9",
+            b"ran",
+            b"from peer 10.0.0.1<4>",
         ];
         let mut s = seed;
         let mut next = || {

@@ -219,54 +219,19 @@ mod tests {
         r"(?-u)\d*",
     ];
 
-    /// xorshift64 lines built from words that hit parts of the patterns often.
-    fn random_line(s: &mut u64) -> Vec<u8> {
-        let words: &[&[u8]] = &[
-            b"NET/IB",
-            b" : ",
-            b"Got completion",
-            b"with error",
-            b"12",
-            b"status=",
-            b"vendor err",
-            b"mlx5_0",
-            b"\t",
-            b" ",
-            b"\r",
-            b"x",
-            b"Watchdog",
-            b"caught",
-            b"timeout",
-            b"ran for",
-            b"ms",
-            b"[rank3]:",
-            b"\xff\xfe",
-            b"$",
-            b"\x1b[31m",
-            b"\xc3\xa9",
-            b"ran",
-            b"from peer 10.0.0.1<4>",
-        ];
-        let mut next = || {
-            *s ^= *s << 13;
-            *s ^= *s >> 7;
-            *s ^= *s << 17;
-            *s
-        };
-        let mut line = Vec::new();
-        for _ in 0..next() % 12 {
-            line.extend_from_slice(words[(next() % words.len() as u64) as usize]);
-        }
-        line
+    /// Random lines from words that hit parts of the patterns often.
+    fn random_lines(seed: u64, n: usize) -> Vec<Vec<u8>> {
+        crate::scan::tests::random_lines(seed, n)
+            .split(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect()
     }
 
     #[test]
     fn the_patterns_found_are_those_regex_finds() {
         let which = WhichPatterns::new(&hirs(PATTERNS), 1 << 24, 1 << 20).expect("builds");
-        let mut s = 0x5eed_1234_u64;
         let mut matched = 0;
-        for _ in 0..3000 {
-            let line = random_line(&mut s);
+        for line in random_lines(0x5eed_1234, 3000) {
             let want = reference(PATTERNS, &line);
             matched += usize::from(want.iter().any(|&p| p != 9 && p != 8));
             assert_eq!(
@@ -302,9 +267,7 @@ mod tests {
         let which = (10..24)
             .find_map(|bits| WhichPatterns::new(&hirs(PATTERNS), 1 << 24, 1 << bits).ok())
             .expect("builds");
-        let mut s = 0xfeed_u64;
-        for _ in 0..500 {
-            let line = random_line(&mut s);
+        for line in random_lines(0xfeed, 500) {
             assert_eq!(found(&which, &line), reference(PATTERNS, &line));
         }
     }
