@@ -175,6 +175,20 @@ const STUCK_FOR: &[(&str, Unit)] = &[
         r"timed out in monitoredBarrier after (\d{1,15}) ms",
         Unit::Millis,
     ),
+    // ProcessGroupXCCL's `wait()` (torch-xpu-ops).
+    (
+        r"\bWork (?:timed out|ran time out) after (\d{1,15}) milliseconds",
+        Unit::Millis,
+    ),
+    // oneCCL's key-value store while the ranks set up: the connection, a key's wait.
+    (
+        r"\bconnection time \((\d{1,12})\) >= limit \(",
+        Unit::Seconds,
+    ),
+    (
+        r"(?:kvs_init: connection error|KVS get error): timeout limit:? \(?(\d{1,12}) > ",
+        Unit::Seconds,
+    ),
     // The c10d store while the job is set up: how long the rank waited for its peers.
     (r"wait timeout after (\d{1,15})ms", Unit::Millis),
     (

@@ -1,4 +1,5 @@
-//! The `libfabric` pack.
+//! The `libfabric` pack: libfabric's providers and fabtests, and oneCCL, the collective
+//! library that runs over them.
 
 use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
@@ -16,7 +17,7 @@ const EQ_CONNREFUSED: &str = r"fi_eq_readerr: err: Connection refused \(";
 /// `libfabric/…` rows; `FI_LOG_LEVEL=warn`, the default, prints them).
 pub(super) static LIBFABRIC: Table = Table {
     name: "libfabric",
-    summary: "libfabric verbs/rxm/EFA provider warnings and fabtests errors: completion errors, EFA internal errors, CM and connection failures, QP setup failures",
+    summary: "libfabric verbs/rxm/EFA provider warnings and fabtests errors: completion errors, EFA internal errors, CM and connection failures, QP setup failures; oneCCL over libfabric: transport, worker and key-value store failures",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -47,6 +48,8 @@ pub(super) static LIBFABRIC: Table = Table {
                         "libfabric/rxm/fi-cq-readerr-v1.9.0",
                         "libfabric/rxm/fi-cq-readerr",
                         "libfabric/efa/rxr-fi-cq-readerr",
+                        // oneCCL's OFI transport passes libfabric's error on as it is.
+                        "oneccl/atl-ofi/cq-readerr*",
                     ],
                 ),
                 pat(r"\b[Uu]nable to fi_cq_readerr\b", &["libfabric/rxm/unable-to-cq-readerr"]),
@@ -218,6 +221,94 @@ pub(super) static LIBFABRIC: Table = Table {
                     ],
                 ),
             ],
+            unless: &[],
+        },
+        // oneCCL (Intel's collective library, under PyTorch's `ccl` and `xccl` backends)
+        // over libfabric: `|CCL_ERROR| file.cpp:123 func: text` (2021.6 on; `|ERROR|` before,
+        // and in 2021.1–2021.3 two spaces and no colon before the text), its exceptions as
+        // `oneCCL: file.cpp:123 func: EXCEPTION: text`. A failed libfabric call prints the
+        // call on one line and ` fails with ret: N, strerror: …` on the next, without the
+        // header: the first line fires, the second is its context. Its `fi_cq_readerr` is
+        // `libfabric-completion-error`'s.
+        Builtin {
+            name: "oneccl-transport-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "oneCCL's OFI transport failed: a libfabric call it makes (fi_domain, fi_scalable_ep, fi_mr_regattr, fi_tsendmsg…) returned an error, no provider or network provider could be opened, the transport could not be initialised, an endpoint could not connect, or a send or receive of a collective's schedule failed",
+            // intel/intel-extension-for-pytorch#810
+            example: "2025:05:23-19:04:20:(168952) |CCL_ERROR| atl_ofi_helper.cpp:1204 atl_ofi_prov_init: fi_scalable_ep(prov->domain, info, &prov->sep, nullptr)",
+            patterns: &[
+                pat(
+                    r"\|(?:CCL_)?ERROR\| \S+:\d+ +\w+:? (?:(?P<op>fi_\w+)\(|can't find suitable provider|can not open network providers\s*$|can't init provider (?P<provider>\S+)|fi_getinfo error: ret -?\d+|can't create providers for name |atl_ofi_open_nw_provs failed with status|atl_ofi_prov_eps_connect error|open_providers\(|condition transport->init\(.*?\) == ATL_STATUS_SUCCESS failed)|\(-?\d+\): \S+: @ \S+:\d+:\w+\(\) can't find suitable provider",
+                    &[
+                        "oneccl/atl-ofi/fi-*",
+                        "oneccl/atl-ofi/no-suitable-provider*",
+                        "oneccl/atl-ofi/cannot-*",
+                        "oneccl/atl-ofi/open-*",
+                        "oneccl/atl-ofi/eps-connect-error",
+                        "oneccl/atl/init-transport-condition",
+                    ],
+                ),
+                pat(
+                    r"\boneCCL: \S+?:(?:\d+ \w+|\w+:\d+): EXCEPTION: (?:unable to read error from cq|OFI function error|failed to register mr, ret: -?\d+|failed to initialize ATL|init transport failed|(?P<op>[\w ]+?) entry failed\. atl_status: (?P<error>\w+))|\bfailed to initialize ATL\s*$",
+                    &[
+                        "oneccl/atl-ofi/cq-readerr-unreadable",
+                        "oneccl/atl-ofi/ofi-function-error-exc",
+                        "oneccl/atl-ofi/mr-register-failed-exc",
+                        "oneccl/atl/failed-to-initialize-atl-*",
+                        "oneccl/atl/init-transport-failed-exc",
+                        "oneccl/sched/*",
+                        "oneccl/exec/worker-caught-send-entry-failed",
+                        "oneccl/exec/worker-caught-recv-entry-failed",
+                    ],
+                ),
+            ],
+            unless: &[],
+        },
+        Builtin {
+            name: "oneccl-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "oneCCL failed outside its transport: a worker thread caught an exception or could not be started, a Level Zero (GPU driver) call failed, the MPI thread level is too low, or its key-value store's socket failed",
+            // intel/torch-ccl#54
+            example: "2023:11:28-16:35:45:(35980) |CCL_ERROR| base_thread.cpp:36 start: error while creating worker thread #0 pthread_create returns 22",
+            patterns: &[
+                pat(
+                    r"\|(?:CCL_)?ERROR\| \S+:\d+ +\w+:? (?:worker -?\d+ caught (?:internal |general )?exception|error while creating [\w ]+? thread #-?\d+ pthread_create returns -?\d+|condition workers\.back\(\)->start\(|unexpected MPI thread level: |read/write error: (?P<error>.+))",
+                    &[
+                        "oneccl/exec/worker-caught-internal-exception",
+                        "oneccl/exec/worker-caught-exception",
+                        "oneccl/exec/worker-caught-general-exception",
+                        "oneccl/exec/worker-caught-ze-error",
+                        "oneccl/exec/thread-create-error",
+                        "oneccl/exec/start-workers-condition",
+                        "oneccl/atl-mpi/thread-level",
+                        "oneccl/kvs/read-write-error",
+                    ],
+                ),
+                pat(
+                    r"\boneCCL: \S+?:(?:\d+ \w+|\w+:\d+): EXCEPTION: (?:failed to start worker # -?\d+|ze error at (?P<op>\w+), code: (?P<error>\S+))|\bfailed to start worker # -?\d+\s*$",
+                    &[
+                        "oneccl/exec/failed-to-start-worker-*",
+                        "oneccl/ze/*",
+                    ],
+                ),
+            ],
+            // A schedule's send or receive that failed, caught on a worker: the transport's.
+            unless: &[r"EXCEPTION: [\w ]+? entry failed\. atl_status: "],
+        },
+        Builtin {
+            name: "oneccl-timeout",
+            class: "nccl_timeout",
+            pre_s: PRE,
+            description: "oneCCL's key-value store timed out while the ranks set up a communicator: a connection to it, or a key another rank never put",
+            // No printed line of this wording is published: the format string instantiated
+            // (tests/corpus.rs, NO_PUBLISHED_LINE).
+            example: "2024:03:01-10:00:00:( 4456) |CCL_ERROR| internal_kvs.cpp:520 kvs_init: connection time (121) >= limit (120)",
+            patterns: &[pat(
+                r"\bconnection time \(\d+\) >= limit \(\d+\)|\bkvs_init: connection error: timeout limit \(\d+ > \d+|\bKVS get error: timeout limit[: ] ?\(?(?:\d+ > \d+|%zu > %zu)",
+                &["oneccl/kvs/connection-timeout*", "oneccl/kvs/get-timeout*"],
+            )],
             unless: &[],
         },
     ],

@@ -468,13 +468,16 @@ mod tests {
     }
 
     #[test]
-    fn retry_exceeded_keeps_a_longer_pre_window() {
+    fn retry_exceeded_and_deepep_timeouts_keep_a_longer_pre_window() {
         for def in all_packs() {
             let expect = if def.name.contains("retry-exceeded")
                 || def.name == "perftest-completion-error"
                 || def.name == "libfabric-completion-error"
             {
                 RETRY_EXCEEDED_PRE
+            } else if def.name == "deepep-timeout" {
+                // DeepEP waits 100 s before it says so.
+                Duration::from_secs(120)
             } else {
                 DEFAULT_PRE
             };

@@ -24,6 +24,11 @@
 //!   error)` (v4.3 on) a failed libfabric call.
 //! - **UCX.** `ucx function returned with failed status(file line func status)` and
 //!   `returned failed request in UCX netmod(…)`; UCX's own lines are the ucx pack's.
+//! - **ch3.** nemesis over TCP and the sock channel losing a connection (`Communication
+//!   error with rank N`, `connection closed by peer (set=…,sock=…)`), and the close handshake
+//!   failing. Texts that name no call (`No valid libfabric provider`, `socket closed`) fire
+//!   only as a frame: `FUNC(LINE)`, dots padding it to the stack's longest frame (0 or more),
+//!   then `: `.
 
 use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
@@ -31,7 +36,7 @@ use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 /// ch4 OFI and UCX netmods.
 pub(super) static MPI: Table = Table {
     name: "mpi",
-    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures); MVAPICH2/MVAPICH completion errors, fatal events and setup failures",
+    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures) and ch3 connection failures (nemesis TCP, sock); MVAPICH2/MVAPICH completion errors, fatal events and setup failures",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -294,17 +299,42 @@ pub(super) static MPI: Table = Table {
             patterns: &[
                 pat(
                     r"OFI poll failed \((?:default nic=[^:()]*|[\w.]+:\d+:\w+): ?(?P<error>[^)\r\n]+)",
-                    &["mpich/ofi/poll-failed*"],
+                    &["mpich/ofi/poll-failed*", "mpich/ch3_ofi/poll-failed"],
                 ),
+                // Every libfabric call the netmod makes, by the text errnames.txt gives it
+                // (`OFI endpoint open failed`, `OFI OFI Counter wait failed`; v3.3–v4.2.2; the
+                // ch3 nemesis netmod's to v4.0), by its name (`OFI call ep failed`, v4.2.3), or
+                // with the NIC instead of the place (v4.3 on).
                 pat(
-                    r"OFI (?:call (?P<op>\w+) failed \(default nic=[^:()]*: ?|[a-z][a-z_ ]*?(?:\(\))? failed \([\w.]+:\d+:\w+:|fi_fabric failed \([\w.]+:\d+:\w+:)(?P<error>[^)\r\n]+)",
-                    &["mpich/ofi/call-failed-*"],
+                    r"OFI (?:(?:call (?P<op>\w+)|OFI Counter wait) failed \(default nic=[^:()]*: ?|[A-Za-z][\w ]*?(?:\(\))? failed \([\w.]+:\d+:\w+:)(?P<error>[^)\r\n]+)",
+                    &[
+                        "mpich/ofi/call-failed-*",
+                        "mpich/ofi/counter-wait-failed*",
+                        "mpich/ch3_ofi/getinfo-failed",
+                        "mpich/ch3_ofi/fabric-open-failed",
+                        "mpich/ch3_ofi/domain-open-failed",
+                        "mpich/ch3_ofi/ep-enable-failed",
+                        "mpich/ch3_ofi/tsend-failed",
+                        "mpich/ch3_ofi/trecv-failed",
+                        "mpich/ch3_ofi/cancel-failed",
+                    ],
                 ),
                 // `**ofid_getinfo` and friends: the message text, or the raw errname with its
-                // arguments when MPICH was built without the message table.
+                // arguments when MPICH was built without the message table (or the call has
+                // no text in it). The texts that name no call or place, only as a frame of
+                // the error stack (`find_provider(2683)....: `, the dots 0 or more).
                 pat(
-                    r"\bOFI (?P<op>fi_\w+)\(\) failure\b|\*\*ofid?_\w+ [\w.]+ \d+ \w+ (?P<error>[^\r\n]+)",
-                    &["mpich/ofi/getinfo-*"],
+                    r"\bOFI (?P<op>\w+)\(\) failure\b|\*\*ofid?_\w+ [\w.]+ \d+ \w+ (?P<error>[^\r\n]+)|\w\(-?\d+\)\.*: (?:OFI call \w+ failed\s*$|OFI get address vector map failed|OFI Provider name does not match configure-time provider name|No valid libfabric provider|OFI has a different number of nics available|Operation could not be issued \(EAGAIN\))",
+                    &[
+                        "mpich/ofi/getinfo-*",
+                        "mpich/ofi/addrinfo-failure",
+                        "mpich/ofi/call-failed-unnamed",
+                        "mpich/ofi/avmap-generic",
+                        "mpich/ofi/provider-mismatch",
+                        "mpich/ofi/no-valid-provider",
+                        "mpich/ofi/num-nics-mismatch",
+                        "mpich/ofi/eagain-retries-exhausted",
+                    ],
                 ),
                 // Cray MPICH on CXI: the completion queue is exhausted and progress stalls.
                 pat(r"MPICH WARNING: OFI is failing to make progress", &["mpich/ofi/failing-to-make-progress"]),
@@ -435,6 +465,21 @@ pub(super) static MPI: Table = Table {
             patterns: &[pat(
                 r"\bFatal error in (?P<op>\w+): (?:Other MPI error|Unknown error class), error stack:",
                 &["mpich/errhan/*"],
+            )],
+            unless: &[],
+        },
+        // ch3 (nemesis over TCP, the sock channel): a connection to another rank lost or
+        // never made, as a frame of the error stack; the sock channel's own `[ch3:sock]`
+        // lines stand alone.
+        Builtin {
+            name: "mpich-connection-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "MPICH's ch3 lost a connection to another rank or could not make one (nemesis TCP's `Communication error with rank N`, a socket read or write that failed, a peer that closed its socket, the sock channel unable to connect), or could not close its connections cleanly, a frame of its error stack",
+            example: "MPID_nem_tcp_connpoll(1845): Communication error with rank 1: Connection refused",
+            patterns: &[pat(
+                r#"\w\(-?\d+\)\.*: (?:Communication error (?:with rank (?P<peer>\d+)|during connect sequence)|(?:read from|write to|writev to) socket failed - |socket closed\s*$|Unable to establish connection to rank \d+|Connection is in error state|Error while cleaning up failed connection|Failure during connection protocol|(?:accept of socket fd|poll of socket fds) failed - |The network interface, "[^"]*", specified in MPIR_CVAR_CH3_NETWORK_IFACE was not found|connection (?:closed by peer|failure) \(set=-?\d+,sock=|an error occurred (?:while handling an event returned by MPIDI_CH3I_Sock_Wait|when the device attempted to acknowledge the closing of a connection|while the device was waiting for all open connections to close))|\[ch3:sock\] (?:failed to connect to process|rank \d+ unable to connect to rank \d+)"#,
+                &["mpich/ch3_tcp/*", "mpich/ch3_sock/*", "mpich/ch3/*"],
             )],
             unless: &[],
         },

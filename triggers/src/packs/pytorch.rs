@@ -61,14 +61,14 @@ macro_rules! store_error_not_timeout {
 
 pub(super) static PYTORCH: Table = Table {
     name: "pytorch",
-    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, collective mismatches, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX/XLA, TensorFlow, CuPy, PaddlePaddle, Ray, torchft, vLLM and torch_npu's HCCL; ProcessGroupUCC's failed UCC calls",
+    summary: "PyTorch ProcessGroupNCCL watchdog timeouts, heartbeat hangs, collective mismatches, NCCL errors raised to Python, c10d store and Gloo timeouts and connection errors; the same roles in torchelastic, Horovod, JAX/XLA, TensorFlow, CuPy, PaddlePaddle, Ray, torchft, vLLM and torch_npu's HCCL; ProcessGroupUCC's failed UCC calls; ProcessGroupXCCL's timeouts",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
             name: "pytorch-nccl-timeout",
             class: "nccl_timeout",
             pre_s: PRE,
-            description: "ProcessGroupNCCL watchdog or blocking wait: a collective ran past its timeout (Timeout(ms), ran for … milliseconds) and the follow-up lines (dump signal, process taken down)",
+            description: "ProcessGroupNCCL watchdog or blocking wait: a collective ran past its timeout (Timeout(ms), ran for … milliseconds) and the follow-up lines (dump signal, process taken down); ProcessGroupXCCL's work that timed out",
             example: "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.",
             patterns: &[
                 pat(
@@ -80,6 +80,12 @@ pub(super) static PYTORCH: Table = Table {
                         "pytorch/pgnccl/pg-watchdog-thread-exc-timeout-*",
                         "pytorch/nccl2/watchdog-timeout-exception-v215",
                     ],
+                ),
+                // ProcessGroupXCCL (the `xccl` backend on Intel GPUs, torch-xpu-ops): a work
+                // that `wait()`ed past its timeout.
+                pat(
+                    r"\bWork (?:timed out|ran time out) after (?P<ran_for_ms>\d+) milliseconds\.",
+                    &["xccl/pg/*"],
                 ),
                 // The torchcomms NCCL backend (`nccl2`: opt-in in 2.14, the default for `nccl`
                 // in 2.15): its timeout watchdog (`[TC][rank=N][name=G] …`, then `abort()`),
@@ -458,7 +464,7 @@ pub(super) static PYTORCH: Table = Table {
                         "pytorch/pgnccl/unique-id-store-roots-*",
                     ],
                 ),
-                pat(r"\bSocket Timeout\s*$", &["pytorch/c10d/socket-timeout"]),
+                pat(r#"\bSocket Timeout[\s`'"]*$"#, &["pytorch/c10d/socket-timeout"]),
                 pat(r"\bwait timeout after (?P<timeout_ms>\d+)ms, keys: ", &["pytorch/c10d/tcpstore-wait-timeout"]),
                 pat(r"\bWait timeout\s*$", &["pytorch/c10d/store-wait-timeout"]),
                 pat(r"Timeout waiting for key: .*? after (?P<timeout_ms>\d+) ms", &["pytorch/c10d/filestore-timeout-key"]),

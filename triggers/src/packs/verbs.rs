@@ -2,6 +2,9 @@
 
 use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 
+/// How far before a DeepEP timeout its window starts: the 100 s it waited, and 20 more.
+const DEEPEP_TIMEOUT_PRE: u64 = 120;
+
 /// libibverbs' `ibv_wc_status_str` wordings (and the kernel's `ib_wc_status_msg`, the same
 /// but for three) of every error status that is not a common phrase, transport retry
 /// exceeded aside (`verbs-retry-exceeded`'s).
@@ -652,17 +655,30 @@ pub(super) static VERBS: Table = Table {
             name: "nvshmem-gpu-timeout",
             class: "other_hang",
             pre_s: PRE,
-            description: "NVSHMEM's proxy thread was told by a GPU thread that an operation timed out, or a DeepEP internode kernel timed out waiting for a peer's data (and trapped)",
+            description: "NVSHMEM's proxy thread was told by a GPU thread that an operation timed out",
             // No printed line of this wording is published: the format string instantiated
             // (tests/corpus.rs, NO_PUBLISHED_LINE).
             example: "src/host/proxy/proxy.cpp:progress_channels:1020: received timeout signal from GPU thread(s) in nvshmem_quiet",
             patterns: &[pat(
                 r"received timeout signal from GPU thread\(s\) in (?P<op>\S+)",
                 &["nvshmem/proxy-gpu-timeout"],
-            ),
-            // DeepEP's internode kernels print and trap() when a peer's data never arrives.
-            pat(
-                r"DeepEP dispatch (?:NVL receiver|forwarder) timeout(?: \((?:prefix|RDMA meta)\))?, channel: -?\d+, RDMA: -?\d+, nvl: -?\d+|DeepEP error: timeout \(\w+ CPU\)",
+            )],
+            unless: &[],
+        },
+        // DeepEP's dispatch and combine are the all-to-all collectives of expert
+        // parallelism: one that times out is a collective timeout, as the watchdog's is
+        // (two of three blind sets' collectors read it so).
+        Builtin {
+            name: "deepep-timeout",
+            class: "nccl_timeout",
+            // Both of DeepEP's timeouts are 100 s (`NUM_CPU_TIMEOUT_SECS`, and
+            // `NUM_TIMEOUT_CYCLES`, 200 G GPU cycles) unless built with ENABLE_FAST_DEBUG
+            // (10 s): the traffic that stopped is that far before the line.
+            pre_s: DEEPEP_TIMEOUT_PRE,
+            description: "A DeepEP dispatch or combine timed out: an internode kernel waited about 100 s for a peer's data and trapped, or the host gave up waiting for the GPU (`DeepEP error: timeout (dispatch CPU)`)",
+            example: "RuntimeError: DeepEP error: timeout (dispatch CPU)",
+            patterns: &[pat(
+                r"DeepEP dispatch (?:NVL receiver|forwarder) timeout(?: \((?:prefix|RDMA meta)\))?, channel: -?\d+, RDMA: -?\d+, nvl: -?\d+|DeepEP error: timeout \((?P<op>\w+) CPU\)",
                 &["deepep/internode/*", "deepep/runtime/*"],
             )],
             unless: &[],
