@@ -544,6 +544,7 @@ fn perftest_failed_runs_fire_errors() {
 const NO_PUBLISHED_LINE: &[&str] = &[
     "nccl-tests-timeout",
     "oneccl-timeout",
+    "pscom-deadlock",
     "nvshmem-gpu-timeout",
     "mscclpp-timeout",
     "ucc-timeout",

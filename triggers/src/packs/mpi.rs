@@ -36,7 +36,7 @@ use super::{pat, Builtin, Fallbacks, Table, PRE, RETRY_PRE};
 /// ch4 OFI and UCX netmods.
 pub(super) static MPI: Table = Table {
     name: "mpi",
-    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures) and ch3 connection failures (nemesis TCP, sock); MVAPICH2/MVAPICH completion errors, fatal events and setup failures",
+    summary: "Open MPI: openib BTL completion errors (retry exceeded, RNR, flushes), IB async events, connection setup (udcm, rdmacm, bml/r2 unreachable peers), UCX PML/OSC errors; MPICH ch4 OFI/UCX netmod failures (OFI poll and call failures, UCX status and request failures) and ch3 connection failures (nemesis TCP, sock); MVAPICH2/MVAPICH completion errors, fatal events and setup failures; ParaStation MPI's pscom transport failures and deadlock reports",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -479,7 +479,81 @@ pub(super) static MPI: Table = Table {
             example: "MPID_nem_tcp_connpoll(1845): Communication error with rank 1: Connection refused",
             patterns: &[pat(
                 r#"\w\(-?\d+\)\.*: (?:Communication error (?:with rank (?P<peer>\d+)|during connect sequence)|(?:read from|write to|writev to) socket failed - |socket closed\s*$|Unable to establish connection to rank \d+|Connection is in error state|Error while cleaning up failed connection|Failure during connection protocol|(?:accept of socket fd|poll of socket fds) failed - |The network interface, "[^"]*", specified in MPIR_CVAR_CH3_NETWORK_IFACE was not found|connection (?:closed by peer|failure) \(set=-?\d+,sock=|an error occurred (?:while handling an event returned by MPIDI_CH3I_Sock_Wait|when the device attempted to acknowledge the closing of a connection|while the device was waiting for all open connections to close))|\[ch3:sock\] (?:failed to connect to process|rank \d+ unable to connect to rank \d+)"#,
-                &["mpich/ch3_tcp/*", "mpich/ch3_sock/*", "mpich/ch3/*"],
+                &[
+                    "mpich/ch3_tcp/*",
+                    "mpich/ch3_sock/*",
+                    "mpich/ch3/*",
+                    "psmpi/psp/irecv-done-read-failed",
+                    "psmpi/psp/isend-done-write-failed",
+                ],
+            )],
+            unless: &[],
+        },
+        // ParaStation MPI (psmpi, an MPICH derivative) and its communication library pscom:
+        // `<PSP:rNNNNNNN:plugin:text>` (`<PSP:host:pid:…>` before the socket is named; the
+        // launcher's `359: ` in front). A failed completion whose status is transport retry
+        // exceeded is `verbs-retry-exceeded`'s; psmpi's `read from socket failed` frames are
+        // `mpich-connection-error`'s.
+        Builtin {
+            name: "pscom-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "ParaStation MPI's pscom failed on its transport: InfiniBand returned a completion it cannot place (wrong opcode, a failed receive or send), a QP or memory registration failed, the openib, UCX, PSM2, EXTOLL or Portals plugin failed, a connection to another rank broke, or psmpi could not connect two ranks",
+            example: "359: <PSP:r0000359:ib:ibv_poll_cq(): Infiniband returned the wrong Opcode 5408>",
+            patterns: &[
+                pat(
+                    r"\bibv_poll_cq\(\) ?: (?:Infiniband returned the wrong Opcode -?\d+|IBV_WC_(?:RECV|SEND) with status (?P<status>-?\d+)|Unknown opcode: )",
+                    &["pscom/openib/wrong-opcode*", "pscom/ofed/poll-cq-*"],
+                ),
+                pat(
+                    r"<PSP:[^>]*?:ib:Failed (?P<op>send|receive|RDMA write|RDMA READ) request \(status (?P<status>-?\d+) : (?P<error>[^)]*)\)\. Connection broken!",
+                    &["pscom/openib/failed-*"],
+                ),
+                pat(
+                    r#"<PSP:[^>]*?:(?:ib:(?:psoib_con_init failed : (?P<op>ibv_\w+)\(\) failed|OPENIB: memlock(?:\(\d+\))? failed|OPENIB disabled : (?:Port not in state ACTIVE|Port has no lid|ibv_open_device\(\) failed|IB device "[^"]*" : No such device)|ibv_post_send\(\) failed|psofed_con_connect\(\) : ibv_create_ah\(\) failed|psofed_con_init\(\) : )|ucp:psucp_(?:con_connect|sendv|recv|con_init)\(\) : |psm:(?:_?pspsm_(?:open_endpoint|init_mq|init|con_connect|recvlook|send_buf): |fatal error: )|extoll:(?:psex_con_connect\(\) : |EXTOLL disabled : |EXTOLL: rma2_register)|portals:(?:Ptl\w+\(\) failed: |Rendezvous ack failed))"#,
+                    &[
+                        "pscom/openib/con-init-*",
+                        "pscom/openib/memlock-*",
+                        "pscom/openib/disabled-*",
+                        "pscom/ofed/post-send-failed",
+                        "pscom/ofed/create-ah-failed",
+                        "pscom/ofed/con-init-failed",
+                        "pscom/ucp/*",
+                        "pscom/psm/*",
+                        "pscom/extoll/*",
+                        "pscom/portals/*",
+                    ],
+                ),
+                // A connection that broke (`read : Broken pipe`); the end of file of one that
+                // was closed is normal, but not while it was being set up (`type:none`).
+                pat(
+                    r"<PSP:[^>]*?:(?:connection to .*? \(type:[^,)]*,state:[^)]*\) : (?:(?:read|write|rw|connect) : (?:[^E>]|E[^n]|En[^d])|read : End of file)|precon\([^)]*\): write\(-?\d+, [^)]*\) : (?:[^B>]|B[^r]))",
+                    &["pscom/core/connection-*", "pscom/precon/write-failed"],
+                ),
+                pat(
+                    r"\bError:Connecting .+? \(rank -?\d+ to -?\d+\) failed : |\bdo_connect\(-?\d+\)\.*: Connecting failed with error code|\bpscom_listen on PSCOM_ANYPORT failed with error code",
+                    &["psmpi/psp/connecting-failed-printerror", "psmpi/psp/connect-failed-errstack", "psmpi/psp/listen-anyport-failed"],
+                ),
+            ],
+            unless: &[
+                // Transport retry exceeded: `verbs-retry-exceeded`'s.
+                r"(?i)transport retry count(?:er)? exceeded",
+                // Not failures: no PSM2 device (the plugin stands aside), a connection closed.
+                r"psm:pspsm_init: No psm2 device found",
+                r"\(type:(?:[^n,)][^,)]*|n[^o,)][^,)]*|no[^n,)][^,)]*|non[^e,)][^,)]*|none[^,)]+)?,state:[^)]*\) : read : End of file",
+            ],
+        },
+        Builtin {
+            name: "pscom-deadlock",
+            class: "other_hang",
+            pre_s: PRE,
+            description: "ParaStation MPI's pscom found a rank waiting with nothing outstanding (`Deadlock detected! Process N will wait forever`, or its repeated warning), or psmpi's finalize timed out",
+            // No printed line of this wording is published: the format string instantiated
+            // (tests/corpus.rs, NO_PUBLISHED_LINE).
+            example: "<PSP:r0000012:Deadlock detected! Process 12 will wait forever ('wait' called without outstanding send or recv requests). Exit!>",
+            patterns: &[pat(
+                r"\bDeadlock detected! Process -?\d+ will wait forever|\bWarning of deadlock in Process -?\d+ for -?\d+ times!|\bWarning: PSP_FINALIZE_TIMEOUT\b",
+                &["pscom/core/deadlock-*", "psmpi/psp/finalize-timeout"],
             )],
             unless: &[],
         },

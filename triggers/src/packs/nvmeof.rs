@@ -735,7 +735,11 @@ pub(super) static NVMEOF: Table = Table {
                 ),
             ],
             // Ceph's messenger prints the same verbs call's failure: `ceph-rdma-error`.
-            unless: &[r"\bInfiniband \S+ +ibv_req_notify_cq failed"],
+            unless: &[
+                r"\bInfiniband \S+ +ibv_req_notify_cq failed",
+                // ParaStation MPI's pscom (`pscom-error`).
+                r"<PSP:[^>]*?:ib:psoib_con_init failed : ",
+            ],
         },
         // Ceph's RDMA messenger (`ms_type = async+rdma`, `src/msg/async/rdma/`): its own
         // lines start with the class that prints them (`Infiniband`, `RDMAStack`,
