@@ -527,6 +527,8 @@ pub struct LineFilter {
 pub struct FilterCache {
     dfa: Cache,
     found: [Vec<Range<usize>>; STREAMS],
+    /// What [`LineFilter::may_match`] found.
+    one: Vec<Range<usize>>,
 }
 
 /// One of the [`STREAMS`] walks over a part of the buffer.
@@ -585,6 +587,7 @@ impl LineFilter {
         FilterCache {
             dfa: self.dfa.create_cache(),
             found: Default::default(),
+            one: Vec::new(),
         }
     }
 
@@ -596,6 +599,7 @@ impl LineFilter {
         let FilterCache {
             dfa: dfa_cache,
             found,
+            ..
         } = cache;
         found.iter_mut().for_each(Vec::clear);
         let mut walks = split_at_lines::<STREAMS>(buf).map(|part| Walk {
@@ -623,6 +627,17 @@ impl LineFilter {
         for lines in found.iter() {
             out.extend(lines.iter().cloned());
         }
+    }
+
+    /// Whether a pattern may match in `line` (one line, without its newline):
+    /// [`LineFilter::lines`] of a buffer of that one line.
+    pub fn may_match(&self, cache: &mut FilterCache, line: &[u8]) -> bool {
+        let mut found = std::mem::take(&mut cache.one);
+        found.clear();
+        self.lines(cache, line, &mut found);
+        let any = !found.is_empty();
+        cache.one = found;
+        any
     }
 
     /// Walk every part to its end: all together while all have bytes left, then

@@ -365,6 +365,21 @@ impl TriggerSet {
         }
     }
 
+    /// Whether [`TriggerSet::match_line`] may fire on `line` (one line, without
+    /// its newline): the chunk filter's answer for it alone. `false` means it
+    /// fires nothing. For lines that arrive one at a time (followed logs, `tripcap
+    /// wrap`): most fire nothing, and the filter says so for about a tenth of what
+    /// finding which patterns match costs (BENCHMARKS.md, "triggers").
+    pub fn may_fire(&self, line: &[u8], cache: &mut ScanCache) -> bool {
+        match (&self.filter, &mut cache.0) {
+            (Some(filter), Some(cache)) => filter.may_match(cache, line),
+            // No firing pattern: nothing fires.
+            _ if self.defs.is_empty() => false,
+            // No filter (too big), or a cache of another set.
+            _ => true,
+        }
+    }
+
     /// Match `line` (without its newline) against every trigger; push one
     /// [`LineMatch`] per trigger that fired into `out` (cleared first), in
     /// trigger order, so `out[0]` is the first trigger that fired. A trigger
@@ -446,6 +461,38 @@ mod tests {
         );
         assert!(!set.match_line(b"NCCL INFO all fine", &mut out));
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_line_the_filter_rules_out_fires_nothing() {
+        let set = TriggerSet::new(vec![
+            TriggerDef::new("wd", vec![r"Watchdog caught .*? timeout".into()]),
+            TriggerDef::new(
+                "ib",
+                vec![r"(?-u)\bNET/IB\b.*?error (?P<status>\d+)".into()],
+            ),
+        ])
+        .expect("valid");
+        let mut cache = set.scan_cache();
+        let mut out = Vec::new();
+        for (line, fires) in [
+            (
+                &b"[rank1]: Watchdog caught collective operation timeout"[..],
+                true,
+            ),
+            (
+                b"NCCL INFO NET/IB : Got completion from peer with error 12",
+                true,
+            ),
+            (b"NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE", false),
+            (b"Watchdog started", false),
+            (b"", false),
+        ] {
+            assert_eq!(set.match_line(line, &mut out), fires, "{line:?}");
+            // Never a line that fires ruled out; here, the others are.
+            assert_eq!(set.may_fire(line, &mut cache), fires, "{line:?}");
+        }
+        assert!(!TriggerSet::empty().may_fire(b"anything", &mut cache));
     }
 
     #[test]

@@ -670,7 +670,8 @@ fn every_citation_names_a_failure_row_and_every_failure_row_is_cited() {
 
 /// `tripcap triggers test` hands `match_line` only the lines that the scan of a whole
 /// chunk finds (`TriggerSet::lines_that_may_fire`): every generated line that fires
-/// must be one of them, whatever the line ends and wherever the chunks are cut.
+/// must be one of them, whatever the line ends and wherever the chunks are cut. The
+/// agent asks the same of each line alone (`TriggerSet::may_fire`).
 #[test]
 fn the_chunk_scan_finds_every_generated_line_that_fires() {
     let set = TriggerSet::new(all_packs()).expect("packs compile");
@@ -687,6 +688,19 @@ fn the_chunk_scan_finds_every_generated_line_that_fires() {
         .filter(|&i| set.match_line(lines[i].as_bytes(), &mut out))
         .collect();
     assert!(firing.len() > 500, "only {} lines fire", firing.len());
+    // One line at a time, as the agent hands them over.
+    let mut cache = set.scan_cache();
+    let not_may_fire: Vec<&str> = firing
+        .iter()
+        .map(|&i| lines[i].as_str())
+        .filter(|line| !set.may_fire(line.as_bytes(), &mut cache))
+        .collect();
+    assert!(
+        not_may_fire.is_empty(),
+        "{} firing lines said not to fire:\n{}",
+        not_may_fire.len(),
+        not_may_fire.join("\n")
+    );
     for (ending, chunk) in [("\n", 1 << 20), ("\r\n", 64 << 10), ("\n", 1000)] {
         let log = lines.join(ending);
         let found = candidate_lines(&set, log.as_bytes(), chunk);
