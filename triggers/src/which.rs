@@ -207,7 +207,12 @@ impl WhichPatterns {
 /// the end of the word (measured: about half the steps on a log of healthy
 /// lines). Nothing is cut after a look-around (`\b\w+:` is not `\b\w:`).
 fn shortest_ends(hir: &Hir) -> Hir {
-    shortest_end(&shortest_end(hir, End::Start), End::Finish)
+    let start = shortest_end(hir, End::Start);
+    let from = start.as_ref().unwrap_or(hir);
+    match shortest_end(from, End::Finish) {
+        Some(both) => both,
+        None => from.clone(),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -216,36 +221,57 @@ enum End {
     Finish,
 }
 
-fn shortest_end(hir: &Hir, end: End) -> Hir {
+/// `hir` cut at `end`, or `None` when there is nothing to cut (most patterns
+/// open and close with a literal: they are not copied).
+fn shortest_end(hir: &Hir, end: End) -> Option<Hir> {
     match hir.kind() {
-        HirKind::Repetition(rep) if rep.min == 0 => Hir::empty(),
-        HirKind::Repetition(rep) if rep.min == 1 => shortest_end(&rep.sub, end),
-        HirKind::Repetition(rep) => Hir::repetition(Repetition {
+        HirKind::Repetition(rep) if rep.min == 0 => Some(Hir::empty()),
+        HirKind::Repetition(rep) if rep.min == 1 => {
+            Some(shortest_end(&rep.sub, end).unwrap_or_else(|| (*rep.sub).clone()))
+        }
+        HirKind::Repetition(rep) if rep.max != Some(rep.min) => Some(Hir::repetition(Repetition {
             max: Some(rep.min),
             ..rep.clone()
-        }),
+        })),
         HirKind::Capture(cap) => shortest_end(&cap.sub, end),
         HirKind::Alternation(subs) => {
-            Hir::alternation(subs.iter().map(|s| shortest_end(s, end)).collect())
+            let cut: Vec<Option<Hir>> = subs.iter().map(|s| shortest_end(s, end)).collect();
+            cut.iter().any(Option::is_some).then(|| {
+                Hir::alternation(
+                    cut.into_iter()
+                        .zip(subs)
+                        .map(|(c, s)| c.unwrap_or_else(|| s.clone()))
+                        .collect(),
+                )
+            })
         }
-        HirKind::Concat(subs) if !subs.is_empty() => {
+        HirKind::Concat(subs) => {
+            let first = match end {
+                End::Start => subs.first(),
+                End::Finish => subs.last(),
+            };
+            // Copied only when its end is cut.
+            shortest_end(first?, end)?;
             let mut subs = subs.clone();
+            let mut changed = false;
             // The end part, cut; while it is cut to nothing, the next one is the end.
             while let Some(at) = match end {
                 End::Start => (!subs.is_empty()).then_some(0),
                 End::Finish => subs.len().checked_sub(1),
             } {
-                let cut = shortest_end(&subs[at], end);
-                let gone = matches!(cut.kind(), HirKind::Empty);
-                subs[at] = cut;
-                if !gone {
+                let Some(cut) = shortest_end(&subs[at], end) else {
+                    break;
+                };
+                changed = true;
+                if !matches!(cut.kind(), HirKind::Empty) {
+                    subs[at] = cut;
                     break;
                 }
                 subs.remove(at);
             }
-            Hir::concat(subs)
+            changed.then(|| Hir::concat(subs))
         }
-        _ => hir.clone(),
+        _ => None,
     }
 }
 

@@ -478,6 +478,7 @@ pub(super) static PYTORCH: Table = Table {
                     &["pytorch/c10d/client-socket-timed-out-*"],
                 ),
                 pat(r"waitForInput: socket .*? timed out after (?P<timeout_ms>\d+)ms", &["pytorch/c10d/wait-for-input-timed-out"]),
+                pat(r"waitForInput: poll for socket .*? returned 0, likely a timeout", &["pytorch/c10d/wait-for-input-poll-returned-0"]),
                 // PyTorch 1.x c10d (Utils.hpp/cpp): a store connect that ran out of its timeout.
                 pat(r"\bconnect\(\) timed out\. Original timeout was (?P<timeout_ms>\d+) ms", &["pytorch/c10d/connect-timed-out-v1"]),
                 pat(
