@@ -27,33 +27,11 @@ use regex_automata::{Anchored, Input, MatchKind, PatternSet};
 use regex_syntax::hir::{Hir, HirKind, Repetition};
 
 /// What one thread needs to match: the lazy DFA's states, the PikeVM's
-/// threads, the patterns found, and which first steps lead nowhere.
+/// threads, and the patterns found.
 struct Caches {
     dfa: DfaCache,
     pikevm: pikevm::Cache,
     hits: PatternSet,
-    starts: Starts,
-}
-
-/// What a walk that starts with byte `b` after byte `p` (or at the start of
-/// the line) does at its first step: not known yet, dies, or goes on. A fact of
-/// the automaton, not of the cache's states, so it outlives a cleared cache.
-/// Most positions of a line start no pattern: once its first step is known to
-/// die, a position costs one lookup instead of a start state and a transition.
-struct Starts(Vec<u8>);
-
-const UNKNOWN: u8 = 0;
-const DIES: u8 = 1;
-const GOES_ON: u8 = 2;
-
-impl Starts {
-    fn new() -> Starts {
-        Starts(vec![UNKNOWN; 257 * 256])
-    }
-
-    fn slot(before: Option<u8>, byte: u8) -> usize {
-        (before.map_or(256, usize::from) << 8) | usize::from(byte)
-    }
 }
 
 type MakeCaches = Box<dyn Fn() -> Caches + Send + Sync + UnwindSafe + RefUnwindSafe>;
@@ -110,7 +88,6 @@ impl WhichPatterns {
             dfa: d.create_cache(),
             pikevm: p.create_cache(),
             hits: PatternSet::new(d.pattern_len()),
-            starts: Starts::new(),
         });
         WhichPatterns {
             dfa,
@@ -128,14 +105,9 @@ impl WhichPatterns {
     /// without its newline: `^` and `$` are its ends).
     pub fn with_matches<R>(&self, line: &[u8], f: impl FnOnce(&PatternSet) -> R) -> R {
         let mut caches = self.caches.get();
-        let Caches {
-            dfa,
-            pikevm,
-            hits,
-            starts,
-        } = &mut *caches;
+        let Caches { dfa, pikevm, hits } = &mut *caches;
         hits.clear();
-        if self.walk(dfa, starts, line, hits).is_err() {
+        if self.walk(dfa, line, hits).is_err() {
             hits.clear();
             self.pikevm
                 .which_overlapping_matches(pikevm, &Input::new(line), hits);
@@ -145,26 +117,14 @@ impl WhichPatterns {
 
     /// The DFA anchored at every position of `line` in turn, each walk until
     /// the dead state or the end of the line; every match state's patterns go
-    /// into `hits`. A position whose first step is known to die is skipped.
-    fn walk(
-        &self,
-        cache: &mut DfaCache,
-        starts: &mut Starts,
-        line: &[u8],
-        hits: &mut PatternSet,
-    ) -> Result<(), Quit> {
+    /// into `hits`.
+    fn walk(&self, cache: &mut DfaCache, line: &[u8], hits: &mut PatternSet) -> Result<(), Quit> {
         for at in 0..=line.len() {
-            let before = at.checked_sub(1).map(|i| line[i]);
-            let slot = line.get(at).map(|&b| Starts::slot(before, b));
-            if slot.is_some_and(|s| starts.0[s] == DIES) {
-                continue;
-            }
             let config = start::Config::new()
                 .anchored(Anchored::Yes)
-                .look_behind(before);
+                .look_behind(at.checked_sub(1).map(|i| line[i]));
             let mut state = self.dfa.start_state(cache, &config).map_err(|_| Quit)?;
             let mut rest = line[at..].iter();
-            let mut first = true;
             loop {
                 let byte = rest.next();
                 state = match byte {
@@ -172,19 +132,15 @@ impl WhichPatterns {
                     None => self.dfa.next_eoi_state(cache, state),
                 }
                 .map_err(|_| Quit)?;
-                if state.is_quit() {
-                    return Err(Quit);
-                }
-                if let (true, Some(s)) = (first, slot) {
-                    starts.0[s] = if state.is_dead() { DIES } else { GOES_ON };
-                }
-                first = false;
                 if state.is_tagged() {
                     if state.is_match() {
                         // Delayed by one byte: a match that ended before `byte`.
                         for i in 0..self.dfa.match_len(cache, state) {
                             hits.insert(self.dfa.match_pattern(cache, state, i));
                         }
+                    }
+                    if state.is_quit() {
+                        return Err(Quit);
                     }
                     if state.is_dead() {
                         break;
