@@ -12,8 +12,11 @@
 //! them hold the few patterns whose opening the line has there, and most
 //! positions end in the dead state after one byte.
 //!
-//! A user pattern with a Unicode `\b` makes the DFA stop ("quit") on a
-//! non-ASCII byte; such a line is matched by the PikeVM of the same automaton.
+//! A line on which the walks take too many steps (a pattern that opens with a
+//! class and a repetition, on a long word) is searched in one unanchored pass
+//! of the same DFA instead, as `RegexSet` would. A user pattern with a Unicode
+//! `\b` makes the DFA stop ("quit") on a non-ASCII byte; such a line is matched
+//! by the PikeVM of the same automaton.
 
 use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};
@@ -43,8 +46,25 @@ pub struct WhichPatterns {
     caches: Pool<Caches, MakeCaches>,
 }
 
-/// The DFA stopped on a byte it cannot decide on (see the module's text).
-struct Quit;
+/// Why a walk stopped before the end of the line.
+enum Stop {
+    /// The DFA met a byte it cannot decide on (see the module's text).
+    Quit,
+    /// The walks took more than [`MAX_STEPS_PER_BYTE`] steps a byte.
+    TooLong,
+}
+
+/// Steps a byte (plus [`STEPS_SLACK`]) the anchored walks may take on a line
+/// before it is searched in one unanchored pass instead. A healthy log takes
+/// about 5; a pattern that opens with a class and a repetition after it (`[a-z][a-z0-9]*_`)
+/// walks on from every letter of a long word, which would make a line of a
+/// million letters cost a million squared.
+const MAX_STEPS_PER_BYTE: usize = 32;
+const STEPS_SLACK: usize = 4096;
+
+/// A line longer than this goes straight to the unanchored pass: it is rare,
+/// and its walks could take [`MAX_STEPS_PER_BYTE`] steps a byte before that.
+const LONGEST_WALKED: usize = 16 << 10;
 
 impl WhichPatterns {
     /// The automaton of `patterns` (pattern `i` is `patterns[i]`); an error (on
@@ -107,10 +127,23 @@ impl WhichPatterns {
         let mut caches = self.caches.get();
         let Caches { dfa, pikevm, hits } = &mut *caches;
         hits.clear();
-        if self.walk(dfa, line, hits).is_err() {
+        let input = Input::new(line);
+        let walk = match line.len() > LONGEST_WALKED {
+            true => Err(Stop::TooLong),
+            false => self.walk(dfa, line, hits),
+        };
+        let walked = match walk {
+            Err(Stop::TooLong) => {
+                hits.clear();
+                self.dfa
+                    .try_which_overlapping_matches(dfa, &input, hits)
+                    .is_ok()
+            }
+            other => other.is_ok(),
+        };
+        if !walked {
             hits.clear();
-            self.pikevm
-                .which_overlapping_matches(pikevm, &Input::new(line), hits);
+            self.pikevm.which_overlapping_matches(pikevm, &input, hits);
         }
         f(hits)
     }
@@ -118,20 +151,25 @@ impl WhichPatterns {
     /// The DFA anchored at every position of `line` in turn, each walk until
     /// the dead state or the end of the line; every match state's patterns go
     /// into `hits`.
-    fn walk(&self, cache: &mut DfaCache, line: &[u8], hits: &mut PatternSet) -> Result<(), Quit> {
+    fn walk(&self, cache: &mut DfaCache, line: &[u8], hits: &mut PatternSet) -> Result<(), Stop> {
+        let mut budget = line.len().saturating_mul(MAX_STEPS_PER_BYTE) + STEPS_SLACK;
         for at in 0..=line.len() {
             let config = start::Config::new()
                 .anchored(Anchored::Yes)
                 .look_behind(at.checked_sub(1).map(|i| line[i]));
-            let mut state = self.dfa.start_state(cache, &config).map_err(|_| Quit)?;
+            let mut state = self
+                .dfa
+                .start_state(cache, &config)
+                .map_err(|_| Stop::Quit)?;
             let mut rest = line[at..].iter();
             loop {
+                budget = budget.checked_sub(1).ok_or(Stop::TooLong)?;
                 let byte = rest.next();
                 state = match byte {
                     Some(&b) => self.dfa.next_state(cache, state, b),
                     None => self.dfa.next_eoi_state(cache, state),
                 }
-                .map_err(|_| Quit)?;
+                .map_err(|_| Stop::Quit)?;
                 if state.is_tagged() {
                     if state.is_match() {
                         // Delayed by one byte: a match that ended before `byte`.
@@ -140,7 +178,7 @@ impl WhichPatterns {
                         }
                     }
                     if state.is_quit() {
-                        return Err(Quit);
+                        return Err(Stop::Quit);
                     }
                     if state.is_dead() {
                         break;
@@ -350,6 +388,37 @@ mod tests {
         for line in random_lines(0xfeed, 500) {
             assert_eq!(found(&which, &line), reference(PATTERNS, &line));
         }
+    }
+
+    #[test]
+    fn a_long_word_under_a_pattern_that_walks_on_is_searched_in_one_pass() {
+        let patterns = &[
+            r"(?-u)[a-z][a-z0-9]*_\w+: rdma_\w+ failed",
+            r"(?-u)Watchdog caught",
+        ];
+        let which = WhichPatterns::new(&hirs(patterns), 1 << 24, 1 << 20).expect("builds");
+        // Walked from every letter, these would be 5e9 steps.
+        let word = "x".repeat(100_000);
+        for line in [
+            format!("{word} Watchdog caught"),
+            format!("{word}_qp: rdma_connect failed"),
+            format!("{word} rdma_connect failed"),
+        ] {
+            assert_eq!(
+                found(&which, line.as_bytes()),
+                reference(patterns, line.as_bytes()),
+                "{}",
+                &line[99_990..]
+            );
+        }
+        assert_eq!(
+            found(&which, format!("{word} Watchdog caught").as_bytes()),
+            vec![1]
+        );
+        assert_eq!(
+            found(&which, format!("{word}_qp: rdma_connect failed").as_bytes()),
+            vec![0]
+        );
     }
 
     #[test]
