@@ -351,6 +351,12 @@ pub(super) static VERBS: Table = Table {
             description: "A verbs provider or application could not set up or use its resources: device open/ABI mismatch, PD/MR/CQ/QP/SRQ creation or modify, doorbell mapping, or a work request rejected at post time",
             example: "IB device 'rxe0' wasn't found",
             patterns: &[
+                // TensorPipe (PyTorch RPC's transport) over InfiniBand: a verbs call its
+                // wrappers make failed (`TP_THROW_SYSTEM_IF`, `In FUNC at FILE:LINE "": errno`).
+                pat(
+                    r#"\bIn [\w:~<>]+(?:\(\))? at (?:\S*/)?tensorpipe/common/ibv\.h:\d+ "[^"]*": (?P<error>[^\r\n]+)"#,
+                    &["tensorpipe/common/ibv-call-failed"],
+                ),
                 // libibverbs' pingpong examples (rc, uc, ud, srq, xsrq): setup that failed.
                 pat(
                     r"Couldn't (?:post receives|allocate (?:base PD|parent domain)|get SRQ num(?:$|[^b])|query device for its features|find QPN [0-9a-fA-F]+|Open the XRC Domain -?\d+)|Failed to (?:get port info|post receive to SRQ)|can't read sgid of index -?\d+|Unable to find qp [0-9a-fA-F]+",
