@@ -368,8 +368,8 @@ impl TriggerSet {
     /// Whether [`TriggerSet::match_line`] may fire on `line` (one line, without
     /// its newline): the chunk filter's answer for it alone. `false` means it
     /// fires nothing. For lines that arrive one at a time (followed logs, `tripcap
-    /// wrap`): most fire nothing, and the filter says so for about a tenth of what
-    /// finding which patterns match costs (BENCHMARKS.md, "triggers").
+    /// wrap`): most fire nothing, and the filter says so for less than half of
+    /// what finding which patterns match costs (BENCHMARKS.md, "triggers").
     pub fn may_fire(&self, line: &[u8], cache: &mut ScanCache) -> bool {
         match (&self.filter, &mut cache.0) {
             (Some(filter), Some(cache)) => filter.may_match(cache, line),
