@@ -514,6 +514,22 @@ impl<R: Read> Chunks<R> {
     }
 }
 
+/// The NFA compiler for patterns over lines of bytes (shared by this filter, the
+/// which-patterns automaton, [`crate::which`], and the check that names a
+/// pattern too big): no capture groups, since what a pattern captured is asked
+/// of its own regex; a byte that is not UTF-8 is a byte like any other; at most
+/// `size_limit` bytes of automaton.
+pub fn nfa_compiler(size_limit: usize) -> thompson::Compiler {
+    let mut compiler = thompson::Compiler::new();
+    compiler.configure(
+        thompson::Config::new()
+            .utf8(false)
+            .which_captures(thompson::WhichCaptures::None)
+            .nfa_size_limit(Some(size_limit)),
+    );
+    compiler
+}
+
 /// One DFA of patterns made with [`for_buffers`]: finds the lines of a buffer
 /// on which one of them matches.
 #[derive(Debug, Clone)]
@@ -553,13 +569,7 @@ impl LineFilter {
     /// [`merge_prefixes`]: `None` when their automaton is bigger than `size_limit` bytes. The lazy DFA's cache grows
     /// up to `cache_capacity` bytes.
     pub fn new(patterns: &[Hir], size_limit: usize, cache_capacity: usize) -> Option<LineFilter> {
-        let nfa = thompson::Compiler::new()
-            .configure(
-                thompson::Config::new()
-                    .utf8(false)
-                    .which_captures(thompson::WhichCaptures::None)
-                    .nfa_size_limit(Some(size_limit)),
-            )
+        let nfa = nfa_compiler(size_limit)
             .build_from_hir(&merge_prefixes(patterns))
             .ok()?;
         let dfa = DFA::builder()

@@ -16,7 +16,6 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
-use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_syntax::hir::Hir;
 
 use crate::def::TriggerDef;
@@ -186,12 +185,7 @@ fn parse(pattern: &str) -> Result<Hir, String> {
 /// say which pattern is to blame: compiling each pattern alone as well cost a
 /// tenth of starting up.
 fn too_big(hir: &Hir) -> Option<String> {
-    thompson::Compiler::new()
-        .configure(
-            thompson::Config::new()
-                .which_captures(WhichCaptures::None)
-                .nfa_size_limit(Some(PATTERN_SIZE_LIMIT)),
-        )
+    scan::nfa_compiler(PATTERN_SIZE_LIMIT)
         .build_from_hir(hir)
         .err()
         .map(|e| one_line(&e))

@@ -23,7 +23,6 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 
 use regex_automata::hybrid::dfa::{Cache as DfaCache, DFA};
 use regex_automata::nfa::thompson::pikevm::{self, PikeVM};
-use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::pool::Pool;
 use regex_automata::util::start;
 use regex_automata::{Anchored, Input, MatchKind, PatternSet};
@@ -75,13 +74,7 @@ impl WhichPatterns {
         size_limit: usize,
         cache_capacity: usize,
     ) -> Result<WhichPatterns, String> {
-        let nfa = thompson::Compiler::new()
-            .configure(
-                thompson::Config::new()
-                    .utf8(false)
-                    .which_captures(WhichCaptures::None)
-                    .nfa_size_limit(Some(size_limit)),
-            )
+        let nfa = crate::scan::nfa_compiler(size_limit)
             .build_many_from_hir(&patterns.iter().map(shortest_ends).collect::<Vec<_>>())
             .map_err(|e| e.to_string())?;
         let dfa = DFA::builder()
@@ -128,9 +121,10 @@ impl WhichPatterns {
         let Caches { dfa, pikevm, hits } = &mut *caches;
         hits.clear();
         let input = Input::new(line);
-        let walk = match line.len() > LONGEST_WALKED {
-            true => Err(Stop::TooLong),
-            false => self.walk(dfa, line, hits),
+        let walk = if line.len() > LONGEST_WALKED {
+            Err(Stop::TooLong)
+        } else {
+            self.walk(dfa, line, hits)
         };
         let walked = match walk {
             Err(Stop::TooLong) => {
@@ -215,6 +209,14 @@ enum End {
     Finish,
 }
 
+/// The part of `subs` at `end`, and the others.
+fn split_end(subs: &[Hir], end: End) -> Option<(&Hir, &[Hir])> {
+    match end {
+        End::Start => subs.split_first(),
+        End::Finish => subs.split_last(),
+    }
+}
+
 /// `hir` cut at `end`, or `None` when there is nothing to cut (most patterns
 /// open and close with a literal: they are not copied).
 fn shortest_end(hir: &Hir, end: End) -> Option<Hir> {
@@ -240,30 +242,29 @@ fn shortest_end(hir: &Hir, end: End) -> Option<Hir> {
             })
         }
         HirKind::Concat(subs) => {
-            let first = match end {
-                End::Start => subs.first(),
-                End::Finish => subs.last(),
-            };
-            // Copied only when its end is cut.
-            shortest_end(first?, end)?;
-            let mut subs = subs.clone();
-            let mut changed = false;
             // The end part, cut; while it is cut to nothing, the next one is the end.
-            while let Some(at) = match end {
-                End::Start => (!subs.is_empty()).then_some(0),
-                End::Finish => subs.len().checked_sub(1),
-            } {
-                let Some(cut) = shortest_end(&subs[at], end) else {
+            let mut kept: &[Hir] = subs;
+            let mut cut = None;
+            while let Some((at_end, others)) = split_end(kept, end) {
+                let Some(c) = shortest_end(at_end, end) else {
                     break;
                 };
-                changed = true;
-                if !matches!(cut.kind(), HirKind::Empty) {
-                    subs[at] = cut;
+                kept = others;
+                if !matches!(c.kind(), HirKind::Empty) {
+                    cut = Some(c);
                     break;
                 }
-                subs.remove(at);
             }
-            changed.then(|| Hir::concat(subs))
+            if kept.len() == subs.len() {
+                return None; // nothing cut: not copied
+            }
+            let mut parts = kept.to_vec();
+            match (cut, end) {
+                (Some(c), End::Start) => parts.insert(0, c),
+                (Some(c), End::Finish) => parts.push(c),
+                (None, _) => {}
+            }
+            Some(Hir::concat(parts))
         }
         _ => None,
     }
