@@ -28,7 +28,8 @@
 //!    the RETH virtual address is the previous RETH's address plus its DMA length. The
 //!    PSN and the address are coded as signed distances from their prediction (a
 //!    go-back-N retransmission costs a byte, not a header); every other header byte as
-//!    the XOR of the actual bytes and the prediction, stored only when not all zero.
+//!    the XOR of the actual bytes and the prediction, stored only when not all zero, and
+//!    then as the few bytes that differ (where, and their XOR).
 //!    Original and captured lengths are predicted from the flow's previous record.
 //! 3. **Columns.** Each kind of value goes to its own stream (flags, flow ids,
 //!    timestamp deltas, lengths, PSN residuals, address residuals, header residuals, flow
@@ -426,8 +427,7 @@ impl Encoder {
         let pred = &pred[..hl];
         if hdr != pred {
             flags |= F_RESID;
-            let resid = &mut self.streams[S_RESID];
-            resid.extend(hdr.iter().zip(pred).map(|(a, b)| a ^ b));
+            put_residual(&mut self.streams[S_RESID], hdr, pred);
         }
         self.model.observe(f as usize, hdr, orig, cap);
         flags
@@ -672,13 +672,8 @@ impl Decoder {
                 }
                 let mut csum_resid = [0u8; 2];
                 if flags & F_RESID != 0 {
-                    let r = s[S_RESID].take(hl)?;
-                    for (h, x) in hdr[..hl].iter_mut().zip(r) {
-                        *h ^= x;
-                    }
-                    if let Some(off) = p.ipv4 {
-                        csum_resid = [r[off + 10], r[off + 11]];
-                    }
+                    let csum = p.ipv4.map(|off| off + 10);
+                    csum_resid = take_residual(&mut s[S_RESID], &mut hdr[..hl], csum)?;
                 }
                 if let Some(off) = p.ipv4 {
                     if let Some(sum) = ipv4_checksum(&hdr[..hl], off) {
@@ -743,6 +738,88 @@ enum Dest<'a> {
     Out(&'a mut Vec<u8>),
     Streams,
     Payload,
+}
+
+/// Writes where `hdr` differs from its prediction `pred` (same length, at most
+/// [`MAX_HEADER`]): a count `n` then `n` pairs of (gap from the previous differing byte,
+/// XOR), or, when most bytes differ (or none), `0` then the XOR of every byte. A record's headers
+/// usually differ from their prediction in a bit or two (ECN, AckReq, BECN), so this
+/// costs three bytes where the XOR of the whole header cost sixty, and zstd has less to
+/// read.
+fn put_residual(out: &mut Vec<u8>, hdr: &[u8], pred: &[u8]) {
+    debug_assert!(hdr.len() == pred.len() && hdr.len() <= MAX_HEADER);
+    let mut at = [0u8; MAX_HEADER];
+    let mut n = 0;
+    let (mut hw, mut pw) = (hdr.chunks_exact(8), pred.chunks_exact(8));
+    let mut base = 0;
+    for (h, p) in hw.by_ref().zip(pw.by_ref()) {
+        let (h, p) = (le64(h), le64(p));
+        let mut x = h ^ p;
+        while x != 0 {
+            let byte = x.trailing_zeros() as usize / 8;
+            at[n] = (base + byte) as u8;
+            n += 1;
+            x &= !(0xff << (byte * 8));
+        }
+        base += 8;
+    }
+    for (i, (h, p)) in hw.remainder().iter().zip(pw.remainder()).enumerate() {
+        if h != p {
+            at[n] = (base + i) as u8;
+            n += 1;
+        }
+    }
+    if n == 0 || 2 * n >= hdr.len() {
+        out.push(0);
+        out.extend(hdr.iter().zip(pred).map(|(a, b)| a ^ b));
+        return;
+    }
+    put_varint(out, n as u64);
+    let mut prev = 0usize;
+    for &i in &at[..n] {
+        let i = usize::from(i);
+        out.push((i - prev) as u8);
+        out.push(hdr[i] ^ pred[i]);
+        prev = i + 1;
+    }
+}
+
+/// Applies a residual written by [`put_residual`] to `hdr` (the prediction) and returns
+/// the XOR it held at the two bytes from `csum` (the IPv4 checksum, which the caller
+/// computes afterwards).
+fn take_residual(r: &mut Rd<'_>, hdr: &mut [u8], csum: Option<usize>) -> Result<[u8; 2]> {
+    let hl = hdr.len();
+    let mut at_csum = [0u8; 2];
+    let mut apply = |i: usize, x: u8| -> Result<()> {
+        let Some(h) = hdr.get_mut(i) else {
+            return corrupt("residual offset");
+        };
+        *h ^= x;
+        if let Some(c) = csum.filter(|&c| i == c || i == c + 1) {
+            at_csum[i - c] = x;
+        }
+        Ok(())
+    };
+    let n = r.len_at_most(hl)?;
+    if n == 0 {
+        for (i, &x) in r.take(hl)?.iter().enumerate() {
+            apply(i, x)?;
+        }
+    } else {
+        let mut next = 0usize;
+        for _ in 0..n {
+            let i = next + usize::from(r.byte()?);
+            apply(i, r.byte()?)?;
+            next = i + 1;
+        }
+    }
+    Ok(at_csum)
+}
+
+fn le64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    u64::from_le_bytes(a)
 }
 
 fn add_len(base: u32, delta: i64) -> Result<u32> {
@@ -1288,6 +1365,45 @@ mod tests {
         assert_eq!(psn_distance(0, 0xff_ffff), 1);
         assert_eq!(psn_distance(0xff_fffe, 1), -3);
         assert_eq!(psn_distance(5, 5), 0);
+    }
+
+    #[test]
+    fn residuals_round_trip_sparse_or_whole() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for _ in 0..5000 {
+            let hl = 1 + rng.below(MAX_HEADER as u64) as usize;
+            let pred: Vec<u8> = (0..hl).map(|_| rng.next() as u8).collect();
+            let mut hdr = pred.clone();
+            let most = if rng.below(4) == 0 { hl as u64 } else { 4 };
+            let flips = 1 + rng.below(most) as usize;
+            for _ in 0..flips {
+                let i = rng.below(hl as u64) as usize;
+                hdr[i] ^= 1 << rng.below(8);
+            }
+            if hdr == pred {
+                continue;
+            }
+            let differing = hdr.iter().zip(&pred).filter(|(a, b)| a != b).count();
+            let mut out = Vec::new();
+            put_residual(&mut out, &hdr, &pred);
+            // Few differing bytes cost two bytes each; many, the whole header once.
+            let sparse = 2 * differing < hl;
+            let expect = if sparse { 1 + 2 * differing } else { 1 + hl };
+            assert_eq!(out.len(), expect, "{differing} of {hl} bytes differ");
+            let csum = (hl >= 2).then(|| rng.below(hl as u64 - 1) as usize);
+            let mut back = pred.clone();
+            let mut rd = Rd::new(&out);
+            let at_csum = take_residual(&mut rd, &mut back, csum).expect("decodes");
+            assert!(rd.is_done());
+            assert_eq!(back, hdr);
+            if let Some(c) = csum {
+                assert_eq!(at_csum, [hdr[c] ^ pred[c], hdr[c + 1] ^ pred[c + 1]]);
+            }
+        }
+        // A pair that points past the header is corrupt, not a panic.
+        let mut hdr = [0u8; 10];
+        let r = take_residual(&mut Rd::new(&[1, 9, 1]), &mut hdr[..5], None);
+        assert!(matches!(r, Err(CodecError::Corrupt(_))));
     }
 
     #[test]
