@@ -158,7 +158,7 @@ pub struct Encoder {
     flow_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     ctx_ids: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     /// The predicted headers of the record being modelled (kept: no per-packet fill).
-    pred: [u8; MAX_HEADER],
+    pred: [u8; PRED_LEN],
 }
 
 impl Default for Encoder {
@@ -196,7 +196,7 @@ impl Encoder {
             zbuf: Vec::new(),
             flow_ids: HashMap::default(),
             ctx_ids: HashMap::default(),
-            pred: [0; MAX_HEADER],
+            pred: [0; PRED_LEN],
         }
     }
 
@@ -365,7 +365,13 @@ impl Encoder {
         let Some(f) = existing else {
             // A new flow: its definition and template.
             let mut fields = [FieldSpec::default(); MAX_FIELDS];
-            let nfields = fields_of(&layout, hl, &mut fields);
+            let mut nfields = fields_of(&layout, hl, &mut fields);
+            // Layouts name each kind once (two lengths at most); should one not, the
+            // flow is predicted from its template alone.
+            let at = FieldOffsets::of(&fields[..nfields]).unwrap_or_else(|| {
+                nfields = 0;
+                FieldOffsets::default()
+            });
             let fields = &fields[..nfields];
             let nctx = self.model.ctxs.len() as u32;
             let ctx = *self.ctx_ids.entry(ctx_key).or_insert(nctx);
@@ -383,7 +389,7 @@ impl Encoder {
             for (i, &b) in hdr.iter().enumerate() {
                 d.push(b ^ reference.get(i).copied().unwrap_or(0));
             }
-            let id = self.model.new_flow(ctx, fields, hdr, orig, cap);
+            let id = self.model.new_flow(ctx, at, hdr, orig, cap);
             self.flow_ids.insert(flow_key, id);
             return F_NEW_FLOW;
         };
@@ -575,7 +581,7 @@ impl Decoder {
         let end = start + epb_len;
         let mut prev_ts = 0u64;
         let mut prev_iface = 0u32;
-        let mut hdr = [0u8; MAX_HEADER];
+        let mut hdr = [0u8; PRED_LEN];
         for _ in 0..records {
             let flags = s[S_FLAGS].byte()?;
             if flags & F_UNUSED != 0 {
@@ -625,7 +631,9 @@ impl Decoder {
                 for (i, (h, &x)) in hdr[..hl].iter_mut().zip(d.take(hl)?).enumerate() {
                     *h = x ^ reference.get(i).copied().unwrap_or(0);
                 }
-                model.new_flow(ctx as u32, &fields[..n], &hdr[..hl], orig, cap);
+                let at =
+                    FieldOffsets::of(&fields[..n]).ok_or(CodecError::Corrupt("flow fields"))?;
+                model.new_flow(ctx as u32, at, &hdr[..hl], orig, cap);
                 tail = pay.take(c - hl)?;
             } else {
                 if model.flows.is_empty() {
@@ -962,19 +970,67 @@ struct FlowState {
     /// Start of the template in the arena.
     hdr: u32,
     hl: u16,
-    nfields: u8,
-    fields: [FieldSpec; MAX_FIELDS],
+    at: FieldOffsets,
     orig: u32,
     cap: u32,
     id_stride: u16,
     next_va: u64,
 }
 
-impl FlowState {
-    fn fields(&self) -> &[FieldSpec] {
-        &self.fields[..usize::from(self.nfields)]
+/// Marks a field a flow does not have in [`FieldOffsets`] (offsets are below
+/// [`MAX_HEADER`]).
+const ABSENT: u8 = u8::MAX;
+
+/// Where a flow's predicted fields are, one slot per kind ([`ABSENT`] if none), so that
+/// predicting a record is straight-line code rather than a walk over its field list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FieldOffsets {
+    ipv4: u8,
+    len16: [u8; 2],
+    psn: u8,
+    reth: u8,
+    msn: u8,
+}
+
+impl Default for FieldOffsets {
+    fn default() -> FieldOffsets {
+        FieldOffsets {
+            ipv4: ABSENT,
+            len16: [ABSENT; 2],
+            psn: ABSENT,
+            reth: ABSENT,
+            msn: ABSENT,
+        }
     }
 }
+
+impl FieldOffsets {
+    /// The slots of a field list; `None` if it names a kind twice (two length fields
+    /// at most), which [`fields_of`] never writes.
+    fn of(fields: &[FieldSpec]) -> Option<FieldOffsets> {
+        let mut o = FieldOffsets::default();
+        for fs in fields {
+            let off = u8::try_from(fs.off).ok().filter(|&v| v != ABSENT)?;
+            let slot = match fs.kind {
+                K_IPV4 => &mut o.ipv4,
+                K_LEN16 => o.len16.iter_mut().find(|s| **s == ABSENT)?,
+                K_PSN => &mut o.psn,
+                K_RETH => &mut o.reth,
+                K_MSN => &mut o.msn,
+                _ => return None,
+            };
+            if *slot != ABSENT {
+                return None;
+            }
+            *slot = off;
+        }
+        Some(o)
+    }
+}
+
+/// Bytes of the buffers predictions are written into: any field at an offset below
+/// [`ABSENT`] fits whole, so writing it needs no bounds check.
+const PRED_LEN: usize = ABSENT as usize + 24;
 
 /// A queue pair direction: what flows differing only by opcode share.
 #[derive(Debug, Clone, Copy, Default)]
@@ -1034,7 +1090,7 @@ impl Model {
         }
     }
 
-    fn new_flow(&mut self, ctx: u32, fields: &[FieldSpec], hdr: &[u8], orig: u32, cap: u32) -> u32 {
+    fn new_flow(&mut self, ctx: u32, at: FieldOffsets, hdr: &[u8], orig: u32, cap: u32) -> u32 {
         if ctx as usize == self.ctxs.len() {
             self.ctxs.push(Ctx {
                 psn_stride: 1,
@@ -1042,16 +1098,15 @@ impl Model {
                 ..Ctx::default()
             });
         }
-        let mut f = FlowState {
+        let f = FlowState {
             ctx,
             hdr: self.arena.len() as u32,
             hl: hdr.len() as u16,
-            nfields: fields.len() as u8,
+            at,
             orig,
             cap,
             ..FlowState::default()
         };
-        f.fields[..fields.len()].copy_from_slice(fields);
         self.arena.extend_from_slice(hdr);
         self.flows.push(f);
         let id = self.flows.len() - 1;
@@ -1060,36 +1115,39 @@ impl Model {
     }
 
     /// Writes the predicted headers of flow `f`'s next record into `pred[..hl]`.
-    fn predict(&self, f: usize, orig: u32, pred: &mut [u8; MAX_HEADER]) -> Prediction {
+    fn predict(&self, f: usize, orig: u32, pred: &mut [u8; PRED_LEN]) -> Prediction {
         let flow = &self.flows[f];
-        let ctx = &self.ctxs[flow.ctx as usize];
+        let at = flow.at;
         let hl = usize::from(flow.hl);
         let start = flow.hdr as usize;
         pred[..hl].copy_from_slice(&self.arena[start..start + hl]);
         let mut p = Prediction::default();
         let grow = orig.wrapping_sub(flow.orig) as u16;
-        for fs in flow.fields() {
-            let off = usize::from(fs.off);
-            match fs.kind {
-                K_LEN16 => {
-                    let v = be16(&pred[..], off).wrapping_add(grow);
-                    pred[off..off + 2].copy_from_slice(&v.to_be_bytes());
-                }
-                K_IPV4 => {
-                    let v = be16(&pred[..], off + 4).wrapping_add(flow.id_stride);
-                    pred[off + 4..off + 6].copy_from_slice(&v.to_be_bytes());
-                    p.ipv4 = Some(off);
-                }
-                K_PSN => {
-                    p.psn = Some((off, (ctx.psn.wrapping_add(ctx.psn_stride)) & PSN_MASK));
-                }
-                K_RETH => p.va = Some((off, flow.next_va)),
-                K_MSN if ctx.has_msn => {
-                    let v = ctx.msn.wrapping_add(ctx.msn_stride) & PSN_MASK;
-                    pred[off..off + 3].copy_from_slice(&v.to_be_bytes()[1..]);
-                }
-                _ => {}
+        if grow != 0 {
+            for off in at.len16.into_iter().filter(|&o| o != ABSENT) {
+                let off = usize::from(off);
+                let v = be16(&pred[..], off).wrapping_add(grow);
+                pred[off..off + 2].copy_from_slice(&v.to_be_bytes());
             }
+        }
+        if at.ipv4 != ABSENT {
+            let off = usize::from(at.ipv4);
+            let v = be16(&pred[..], off + 4).wrapping_add(flow.id_stride);
+            pred[off + 4..off + 6].copy_from_slice(&v.to_be_bytes());
+            p.ipv4 = Some(off);
+        }
+        let ctx = &self.ctxs[flow.ctx as usize];
+        if at.psn != ABSENT {
+            let psn = ctx.psn.wrapping_add(ctx.psn_stride) & PSN_MASK;
+            p.psn = Some((usize::from(at.psn), psn));
+        }
+        if at.reth != ABSENT {
+            p.va = Some((usize::from(at.reth), flow.next_va));
+        }
+        if at.msn != ABSENT && ctx.has_msn {
+            let off = usize::from(at.msn);
+            let v = ctx.msn.wrapping_add(ctx.msn_stride) & PSN_MASK;
+            pred[off..off + 3].copy_from_slice(&v.to_be_bytes()[1..]);
         }
         p
     }
@@ -1106,45 +1164,38 @@ impl Model {
 
     fn observe_fields(&mut self, f: usize, hdr: &[u8], seen: bool) {
         let flow = &mut self.flows[f];
+        let at = flow.at;
         let ctx = &mut self.ctxs[flow.ctx as usize];
         ctx.last_flow = f as u32;
-        let start = flow.hdr as usize;
-        let old = &self.arena[start..start + hdr.len()];
-        for fs in &flow.fields[..usize::from(flow.nfields)] {
-            let off = usize::from(fs.off);
-            match fs.kind {
-                K_IPV4 if seen => {
-                    flow.id_stride = be16(hdr, off + 4).wrapping_sub(be16(old, off + 4));
-                }
-                K_PSN => {
-                    let v = be24(hdr, off);
-                    let d = v.wrapping_sub(ctx.psn) & PSN_MASK;
-                    if ctx.has_psn && (1..=MAX_STRIDE).contains(&d) {
-                        ctx.psn_stride = d;
-                    }
-                    ctx.psn = v;
-                    ctx.has_psn = true;
-                }
-                K_RETH => {
-                    let len = u32::from_be_bytes([
-                        hdr[off + 12],
-                        hdr[off + 13],
-                        hdr[off + 14],
-                        hdr[off + 15],
-                    ]);
-                    flow.next_va = be64(hdr, off).wrapping_add(u64::from(len));
-                }
-                K_MSN => {
-                    let v = be24(hdr, off);
-                    let d = v.wrapping_sub(ctx.msn) & PSN_MASK;
-                    if ctx.has_msn && d <= MAX_STRIDE {
-                        ctx.msn_stride = d;
-                    }
-                    ctx.msn = v;
-                    ctx.has_msn = true;
-                }
-                _ => {}
+        if seen && at.ipv4 != ABSENT {
+            let off = usize::from(at.ipv4);
+            let start = flow.hdr as usize;
+            let old = be16(&self.arena[start..start + hdr.len()], off + 4);
+            flow.id_stride = be16(hdr, off + 4).wrapping_sub(old);
+        }
+        if at.psn != ABSENT {
+            let v = be24(hdr, usize::from(at.psn));
+            let d = v.wrapping_sub(ctx.psn) & PSN_MASK;
+            if ctx.has_psn && (1..=MAX_STRIDE).contains(&d) {
+                ctx.psn_stride = d;
             }
+            ctx.psn = v;
+            ctx.has_psn = true;
+        }
+        if at.reth != ABSENT {
+            let off = usize::from(at.reth);
+            let len =
+                u32::from_be_bytes([hdr[off + 12], hdr[off + 13], hdr[off + 14], hdr[off + 15]]);
+            flow.next_va = be64(hdr, off).wrapping_add(u64::from(len));
+        }
+        if at.msn != ABSENT {
+            let v = be24(hdr, usize::from(at.msn));
+            let d = v.wrapping_sub(ctx.msn) & PSN_MASK;
+            if ctx.has_msn && d <= MAX_STRIDE {
+                ctx.msn_stride = d;
+            }
+            ctx.msn = v;
+            ctx.has_msn = true;
         }
     }
 }
@@ -1365,6 +1416,34 @@ mod tests {
         assert_eq!(psn_distance(0, 0xff_ffff), 1);
         assert_eq!(psn_distance(0xff_fffe, 1), -3);
         assert_eq!(psn_distance(5, 5), 0);
+    }
+
+    #[test]
+    fn field_offsets_take_each_kind_once() {
+        let f = |kind, off| FieldSpec { kind, off };
+        let v4 = [
+            f(K_IPV4, 14),
+            f(K_LEN16, 16),
+            f(K_LEN16, 38),
+            f(K_PSN, 51),
+            f(K_RETH, 54),
+        ];
+        let at = FieldOffsets::of(&v4).expect("a layout's fields");
+        assert_eq!(
+            (at.ipv4, at.len16, at.psn, at.reth, at.msn),
+            (14, [16, 38], 51, 54, ABSENT)
+        );
+        assert_eq!(FieldOffsets::of(&[]), Some(FieldOffsets::default()));
+        // What a damaged flow definition may say: refused, never half taken.
+        for bad in [
+            &[f(K_PSN, 5), f(K_PSN, 9)][..],
+            &[f(K_LEN16, 1), f(K_LEN16, 3), f(K_LEN16, 5)],
+            &[f(9, 1)],
+            &[f(K_MSN, 255)],
+            &[f(K_MSN, 300)],
+        ] {
+            assert_eq!(FieldOffsets::of(bad), None, "{bad:?}");
+        }
     }
 
     #[test]
