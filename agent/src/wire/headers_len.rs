@@ -60,10 +60,17 @@ pub struct RoceLayout {
 /// How many bytes of this frame diagnosis reads (see the module doc); at most
 /// `frame.len()`.
 pub fn headers_len(linktype: u32, frame: &[u8]) -> usize {
+    // The common frame without working out its whole layout: the capture thread asks
+    // this of every packet.
+    if linktype == linktype::ETHERNET && plain_roce_v4(frame) {
+        if let Some(bth) = bth_facts(frame, FAST_BTH) {
+            let end = FAST_BTH + usize::from(bth.full.end);
+            return kept(end, bth.known_opcode, bth.management).min(frame.len());
+        }
+    }
     let n = match roce_layout(linktype, frame) {
-        Some(l) if l.known_opcode && l.management => l.end + MAD_LEN,
-        Some(l) if l.known_opcode => l.end,
-        _ => NON_ROCE_BOUND,
+        Some(l) => kept(l.end, l.known_opcode, l.management),
+        None => NON_ROCE_BOUND,
     };
     n.min(frame.len())
 }
@@ -97,31 +104,38 @@ pub fn roce_layout(linktype: u32, frame: &[u8]) -> Option<RoceLayout> {
     }
 }
 
-/// The common frame with one bounds check: Ethernet without a tag, IPv4 without options,
-/// not fragmented, UDP to port 4791, the BTH opcode byte captured. Anything else is `None`
-/// and takes the general way, which gives the same layout for these
+const FAST_IP: usize = 14;
+const FAST_UDP: usize = FAST_IP + 20;
+const FAST_BTH: usize = FAST_UDP + 8;
+
+/// Whether `frame` is the common frame, with one bounds check: Ethernet without a tag,
+/// IPv4 without options, not fragmented, UDP to port 4791, the BTH opcode byte captured.
+/// Anything else takes the general way, which gives the same layout for these
 /// (`the_fast_path_gives_what_the_general_one_gives` cuts frames at every length).
 #[inline]
-fn fast_roce_v4(frame: &[u8]) -> Option<RoceLayout> {
-    const IP: usize = 14;
-    const UDP: usize = IP + 20;
-    const BTH: usize = UDP + 8;
-    let h: &[u8; BTH + 1] = frame.first_chunk()?;
+fn plain_roce_v4(frame: &[u8]) -> bool {
+    let Some(h) = frame.first_chunk::<{ FAST_BTH + 1 }>() else {
+        return false;
+    };
     let port = ROCE_V2_PORT.to_be_bytes();
-    let plain = h[12] == 0x08
+    h[12] == 0x08
         && h[13] == 0x00
-        && h[IP] == 0x45
-        && h[IP + 9] == 17
-        && h[IP + 6] & 0x1f == 0
-        && h[IP + 7] == 0
-        && h[UDP + 2] == port[0]
-        && h[UDP + 3] == port[1];
-    if !plain {
+        && h[FAST_IP] == 0x45
+        && h[FAST_IP + 9] == 17
+        && h[FAST_IP + 6] & 0x1f == 0
+        && h[FAST_IP + 7] == 0
+        && h[FAST_UDP + 2] == port[0]
+        && h[FAST_UDP + 3] == port[1]
+}
+
+#[inline]
+fn fast_roce_v4(frame: &[u8]) -> Option<RoceLayout> {
+    if !plain_roce_v4(frame) {
         return None;
     }
-    let mut l = transport(frame, BTH)?;
-    l.ipv4 = Some(IP);
-    l.udp = Some(UDP);
+    let mut l = transport(frame, FAST_BTH)?;
+    l.ipv4 = Some(FAST_IP);
+    l.udp = Some(FAST_UDP);
     Some(l)
 }
 
@@ -205,16 +219,48 @@ fn native_ib(frame: &[u8], at: usize) -> Option<RoceLayout> {
     }
 }
 
-/// The BTH at `at` and the extended headers its opcode announces.
-fn transport(frame: &[u8], at: usize) -> Option<RoceLayout> {
+/// What a header-only snaplen needs of a BTH: its opcode's layout, and whether a
+/// management datagram follows.
+struct BthFacts {
+    full: &'static ib::FullLayout,
+    known_opcode: bool,
+    management: bool,
+}
+
+#[inline]
+fn bth_facts(frame: &[u8], at: usize) -> Option<BthFacts> {
     let full = &ib::layouts()[usize::from(*frame.get(at)?)];
-    let from_bth = |off: u8| (off != 0).then(|| at + usize::from(off));
-    Some(RoceLayout {
-        bth: at,
+    Some(BthFacts {
+        full,
         known_opcode: !matches!(full.opcode, Opcode::Unknown(_)),
         management: frame
             .get(at + 5..at + 8)
             .is_some_and(|qp| qp == [0, 0, 0] || qp == [0, 0, 1]),
+    })
+}
+
+/// The bytes a header-only snaplen keeps of a RoCE frame whose transport headers end at
+/// `end` (before the cut to the frame's length).
+fn kept(end: usize, known_opcode: bool, management: bool) -> usize {
+    match (known_opcode, management) {
+        (true, true) => end + MAD_LEN,
+        (true, false) => end,
+        (false, _) => NON_ROCE_BOUND,
+    }
+}
+
+/// The BTH at `at` and the extended headers its opcode announces.
+fn transport(frame: &[u8], at: usize) -> Option<RoceLayout> {
+    let BthFacts {
+        full,
+        known_opcode,
+        management,
+    } = bth_facts(frame, at)?;
+    let from_bth = |off: u8| (off != 0).then(|| at + usize::from(off));
+    Some(RoceLayout {
+        bth: at,
+        known_opcode,
+        management,
         reth: from_bth(full.off.reth),
         aeth: from_bth(full.off.aeth),
         end: at + usize::from(full.end),
@@ -298,6 +344,14 @@ mod tests {
                 assert_eq!(
                     roce_layout(linktype::ETHERNET, cut),
                     ethernet(cut, 0),
+                    "{cut:02x?}"
+                );
+                let general = ethernet(cut, 0).map_or(NON_ROCE_BOUND, |l| {
+                    kept(l.end, l.known_opcode, l.management)
+                });
+                assert_eq!(
+                    headers_len(linktype::ETHERNET, cut),
+                    general.min(cut.len()),
                     "{cut:02x?}"
                 );
             }
