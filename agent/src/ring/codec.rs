@@ -756,39 +756,40 @@ enum Dest<'a> {
 /// read.
 fn put_residual(out: &mut Vec<u8>, hdr: &[u8], pred: &[u8]) {
     debug_assert!(hdr.len() == pred.len() && hdr.len() <= MAX_HEADER);
-    let mut at = [0u8; MAX_HEADER];
-    let mut n = 0;
+    // Sparse means fewer than `hl / 2` pairs (under 96): the count is one varint byte,
+    // written once the pairs are.
+    let start = out.len();
+    out.push(0);
+    let mut n = 0usize;
+    let mut next = 0usize;
+    let mut pair = |out: &mut Vec<u8>, i: usize| {
+        out.push((i - next) as u8);
+        out.push(hdr[i] ^ pred[i]);
+        next = i + 1;
+        n += 1;
+    };
     let (mut hw, mut pw) = (hdr.chunks_exact(8), pred.chunks_exact(8));
     let mut base = 0;
     for (h, p) in hw.by_ref().zip(pw.by_ref()) {
-        let (h, p) = (le64(h), le64(p));
-        let mut x = h ^ p;
+        let mut x = le64(h) ^ le64(p);
         while x != 0 {
             let byte = x.trailing_zeros() as usize / 8;
-            at[n] = (base + byte) as u8;
-            n += 1;
+            pair(out, base + byte);
             x &= !(0xff << (byte * 8));
         }
         base += 8;
     }
     for (i, (h, p)) in hw.remainder().iter().zip(pw.remainder()).enumerate() {
         if h != p {
-            at[n] = (base + i) as u8;
-            n += 1;
+            pair(out, base + i);
         }
     }
     if n == 0 || 2 * n >= hdr.len() {
+        out.truncate(start);
         out.push(0);
         out.extend(hdr.iter().zip(pred).map(|(a, b)| a ^ b));
-        return;
-    }
-    put_varint(out, n as u64);
-    let mut prev = 0usize;
-    for &i in &at[..n] {
-        let i = usize::from(i);
-        out.push((i - prev) as u8);
-        out.push(hdr[i] ^ pred[i]);
-        prev = i + 1;
+    } else {
+        out[start] = n as u8;
     }
 }
 
