@@ -246,21 +246,12 @@ fn run(rx: mpsc::Receiver<RingEvent>, parts: KeeperParts) {
                 } else {
                     let mut newest = i64::MIN;
                     for rec in block.records() {
-                        closed.extend(coarse.packet(
-                            name,
-                            linktype,
-                            rec.ts,
-                            rec.data,
-                            rec.orig_len,
-                        ));
+                        // Parsed once for both summaries.
+                        let frame = wire::parse_frame(linktype, rec.data);
+                        let (ts, data, len) = (rec.ts, rec.data, rec.orig_len);
+                        closed.extend(coarse.parsed_packet(name, ts, data, len, &frame));
                         if let Some(f) = &mut fine {
-                            seconds.extend(f.packet(
-                                name,
-                                linktype,
-                                rec.ts,
-                                rec.data,
-                                rec.orig_len,
-                            ));
+                            seconds.extend(f.parsed_packet(name, ts, data, len, &frame));
                         }
                         newest = newest.max(rec.ts);
                     }

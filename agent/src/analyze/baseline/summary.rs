@@ -248,6 +248,21 @@ impl Summarizer {
         data: &[u8],
         orig_len: u32,
     ) -> Vec<Summary> {
+        let frame = wire::parse_frame(linktype, data);
+        self.parsed_packet(interface, ts, data, orig_len, &frame)
+    }
+
+    /// [`Summarizer::packet`] of a frame already parsed (`frame` is
+    /// `wire::parse_frame` of `data`), for a caller that summarises one
+    /// packet more than one way.
+    pub fn parsed_packet(
+        &mut self,
+        interface: &str,
+        ts: i64,
+        data: &[u8],
+        orig_len: u32,
+        frame: &Frame<'_>,
+    ) -> Vec<Summary> {
         let start = if self.whole {
             0
         } else {
@@ -280,8 +295,7 @@ impl Summarizer {
             }
         };
         let o = &mut self.open[at].1;
-        let frame = wire::parse_frame(linktype, data);
-        let class = match &frame {
+        let class = match frame {
             Frame::Roce(r) => r.dscp.unwrap_or(NO_CLASS),
             _ => NO_CLASS,
         };
@@ -305,7 +319,7 @@ impl Summarizer {
             .position(|b| orig_len <= *b)
             .unwrap_or(7);
         s.sizes[bucket] += 1;
-        match &frame {
+        match frame {
             Frame::Roce(r) => {
                 let payload = roce_payload_len(data, orig_len, r);
                 s.max_payload = s.max_payload.max(payload);
