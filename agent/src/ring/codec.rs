@@ -364,22 +364,14 @@ impl Encoder {
         self.payload.extend_from_slice(&data[hl..]);
         let Some(f) = existing else {
             // A new flow: its definition and template.
-            let mut fields = [FieldSpec::default(); MAX_FIELDS];
-            let mut nfields = fields_of(&layout, hl, &mut fields);
-            // Layouts name each kind once (two lengths at most); should one not, the
-            // flow is predicted from its template alone.
-            let at = FieldOffsets::of(&fields[..nfields]).unwrap_or_else(|| {
-                nfields = 0;
-                FieldOffsets::default()
-            });
-            let fields = &fields[..nfields];
+            let at = fields_of(&layout, hl);
             let nctx = self.model.ctxs.len() as u32;
             let ctx = *self.ctx_ids.entry(ctx_key).or_insert(nctx);
             let d = &mut self.streams[S_FLOWDEF];
             put_varint(d, u64::from(ctx));
             put_varint(d, hl as u64);
-            d.push(nfields as u8);
-            for fs in fields {
+            d.push(at.specs().count() as u8);
+            for fs in at.specs() {
                 d.push(fs.kind);
                 put_varint(d, u64::from(fs.off));
             }
@@ -907,16 +899,13 @@ fn field_width(kind: u8) -> Option<usize> {
 }
 
 /// The fields of `layout` that lie whole within the first `hl` bytes.
-fn fields_of(layout: &RoceLayout, hl: usize, out: &mut [FieldSpec; MAX_FIELDS]) -> usize {
-    let mut n = 0;
+fn fields_of(layout: &RoceLayout, hl: usize) -> FieldOffsets {
+    let mut at = FieldOffsets::default();
     let mut push = |kind: u8, off: Option<usize>| {
         if let (Some(off), Some(w)) = (off, field_width(kind)) {
-            if off + w <= hl && n < MAX_FIELDS {
-                out[n] = FieldSpec {
-                    kind,
-                    off: off as u16,
-                };
-                n += 1;
+            if off + w <= hl {
+                // A layout names each kind once, and two lengths at most.
+                at.put(kind, off);
             }
         }
     };
@@ -928,7 +917,7 @@ fn fields_of(layout: &RoceLayout, hl: usize, out: &mut [FieldSpec; MAX_FIELDS]) 
     push(K_PSN, Some(layout.bth + 9));
     push(K_RETH, layout.reth);
     push(K_MSN, layout.aeth.map(|o| o + 1));
-    n
+    at
 }
 
 /// The flow key and the context key of a RoCE header, read straight from it (no copy,
@@ -1006,26 +995,56 @@ impl Default for FieldOffsets {
 }
 
 impl FieldOffsets {
-    /// The slots of a field list; `None` if it names a kind twice (two length fields
-    /// at most), which [`fields_of`] never writes.
+    /// The slots of a field list as the flow definition stream holds it; `None` if it
+    /// names a kind twice (two length fields at most), which [`FieldOffsets::specs`]
+    /// never writes.
     fn of(fields: &[FieldSpec]) -> Option<FieldOffsets> {
         let mut o = FieldOffsets::default();
-        for fs in fields {
-            let off = u8::try_from(fs.off).ok().filter(|&v| v != ABSENT)?;
-            let slot = match fs.kind {
-                K_IPV4 => &mut o.ipv4,
-                K_LEN16 => o.len16.iter_mut().find(|s| **s == ABSENT)?,
-                K_PSN => &mut o.psn,
-                K_RETH => &mut o.reth,
-                K_MSN => &mut o.msn,
-                _ => return None,
-            };
-            if *slot != ABSENT {
-                return None;
+        fields
+            .iter()
+            .all(|fs| o.put(fs.kind, usize::from(fs.off)))
+            .then_some(o)
+    }
+
+    /// Takes a field of `kind` at `off` into its slot; `false` if the kind is unknown,
+    /// its slot already taken, or the offset too large.
+    fn put(&mut self, kind: u8, off: usize) -> bool {
+        let Some(off) = u8::try_from(off).ok().filter(|&v| v != ABSENT) else {
+            return false;
+        };
+        let slot = match kind {
+            K_IPV4 => Some(&mut self.ipv4),
+            K_LEN16 => self.len16.iter_mut().find(|s| **s == ABSENT),
+            K_PSN => Some(&mut self.psn),
+            K_RETH => Some(&mut self.reth),
+            K_MSN => Some(&mut self.msn),
+            _ => None,
+        };
+        match slot {
+            Some(s) if *s == ABSENT => {
+                *s = off;
+                true
             }
-            *slot = off;
+            _ => false,
         }
-        Some(o)
+    }
+
+    /// The fields, as the flow definition stream holds them.
+    fn specs(&self) -> impl Iterator<Item = FieldSpec> {
+        [
+            (K_IPV4, self.ipv4),
+            (K_LEN16, self.len16[0]),
+            (K_LEN16, self.len16[1]),
+            (K_PSN, self.psn),
+            (K_RETH, self.reth),
+            (K_MSN, self.msn),
+        ]
+        .into_iter()
+        .filter(|&(_, off)| off != ABSENT)
+        .map(|(kind, off)| FieldSpec {
+            kind,
+            off: u16::from(off),
+        })
     }
 }
 
@@ -1434,6 +1453,8 @@ mod tests {
             (at.ipv4, at.len16, at.psn, at.reth, at.msn),
             (14, [16, 38], 51, 54, ABSENT)
         );
+        // Written as read.
+        assert_eq!(at.specs().collect::<Vec<_>>(), v4);
         assert_eq!(FieldOffsets::of(&[]), Some(FieldOffsets::default()));
         // What a damaged flow definition may say: refused, never half taken.
         for bad in [
