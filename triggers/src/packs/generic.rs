@@ -19,6 +19,9 @@ use super::{pat, Builtin, Fallbacks, Table, PRE};
 /// Levels and states that are not failures (yet).
 const NOT_A_FAILURE: &[&str] = &[
     r"NCCL INFO|<info>|<debug>|<trace>|\*(?:DEBUG|INFO)\*",
+    // UCX's levels below WARN: DIAG is what it logs while probing transports and devices
+    // (the `ucx` pack fires on the DIAG lines that are failures).
+    r"\bUCX +(?:DIAG|INFO|DEBUG|TRACE) ",
     r"(?i)\bretrying\b|\bwill retry\b|\bfalling back\b|\bfall back\b|\bcontinuing\b",
     // A program saying it ignores an event (CCI's `ignoring RDMA_CM_EVENT_UNREACHABLE event`).
     r"(?i)\bignoring\b",
@@ -218,12 +221,13 @@ pub(super) static GENERIC: Table = Table {
             example: "[2021-02-13T11:37:50.444Z] [1613216270.230449] [r-vmb-ppc-jenkins:3086 :0]          wireup.c:137  UCX  ERROR failed to send wireup: Unsupported operation",
             patterns: &[pat(
                 r"\b\w+\.c:\d+ +(?:UCX +ERROR .*?(?i:fail|unable|cannot|could ?n[o']t|timed out)|Fatal: |Assertion `[^\r\n]*' failed)",
-                &["generic/ucx-log/ucs-error", "generic/ucx-log/ucs-fatal", "generic/ucx-log/ucs-assertion"],
+                &["generic/ucx-log/ucs-error", "generic/ucx-log/ucs-fatal", "generic/ucx-log/ucs-assertion*"],
             )],
             unless: &[
-                // The IB transports' own logs: the `ucx` pack knows which of their lines
-                // are failures (completion dumps, async events) and which are context.
-                r"\b(?:ib_log|ib_mlx5_log|ib_device|rc_verbs|rc_mlx5\w*|dc_mlx5\w*|ud_\w+)\.c:\d+ ",
+                // The IB transports' own ERROR lines: the `ucx` pack knows which of them
+                // are failures (completion dumps, async events) and which are context. An
+                // assertion or fatal error there is a crash, and fires here.
+                r"\b(?:ib_log|ib_mlx5_log|ib_device|rc_verbs|rc_mlx5\w*|dc_mlx5\w*|ud_\w+)\.c:\d+ +UCX ",
                 r"\b(?:mm|posix|sysv|xpmem|knem|cma|cuda_copy|cuda_ipc|rocm_copy|rocm_ipc|gdr_copy|self|sm)_?\w*\.c:\d+ ",
                 r"\b(?:shm_open|shmget|xpmem_|knem|process_vm_readv|cuMem|cuda|hsa_)",
             ],

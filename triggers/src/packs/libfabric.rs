@@ -185,7 +185,7 @@ pub(super) static LIBFABRIC: Table = Table {
             name: "libfabric-setup-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "libfabric: the verbs provider could not create or modify a QP, create a CM id or query a port/GID",
+            description: "libfabric: the verbs provider could not create or modify a QP, create a CM id or query a port/GID, or a provider assertion failed; the cxi provider (HPE Slingshot) lost its NIC, a request, a flow-control peer, its link or its event queue, or the Slingshot retry handler gave up on a connection",
             // ofiwg/libfabric#7368
             example: "libfabric:22102:1638393161:verbs:ep_ctrl:vrb_ep_enable():884<warn> rdma_create_qp: Cannot allocate memory (12)",
             patterns: &[
@@ -204,16 +204,25 @@ pub(super) static LIBFABRIC: Table = Table {
                     r"Unable to create rdma qp: (?P<error>.+?) \((?P<retcode>-?\d+)\)",
                     &["libfabric/verbs/unable-to-create-rdma-qp"],
                 ),
+                // A provider's assert() (debug builds): glibc's `prog: file:line: func:
+                // Assertion `…' failed.`, the file under `prov/`.
+                pat(
+                    r"\bprov/\w+/src/\w+\.c:\d+: \w+: Assertion `[^\r\n]*' failed",
+                    &["libfabric/verbs/assertion-failed"],
+                ),
                 // The cxi provider (HPE Slingshot), 1.21-: no logical NIC (the CXI service is
                 // disabled or its VNI not granted; libcxi's test tools print the same),
                 // requests completing in error, a command the NIC rejected, a flow-control
                 // peer it lost, the interface link going down.
                 pat(
-                    r"Failed to allocate LNI(?:, ret: -?\d+|: )|\bTXC \(0x[0-9a-fA-F]+:\d+\):(?: Request dest_addr: -?\d+ caddr\.nic: 0X[0-9a-fA-F]+ caddr\.pid: \d+ error: |: Fatal, FC peer not found: )|\bRXC \(0x[0-9a-fA-F]+:\d+\) PtlTE \d+: Request error: |\bCommand failure: cq=\d+ target=\d+ fail_loc=|\bInterface cxi\d+ link down\.",
+                    r"Failed to allocate LNI(?:, ret: -?\d+|: )|\bTXC \(0x[0-9a-fA-F]+(?::\d+)+\):: Fatal, FC peer not found: |\bRequest dest_addr: -?\d+ caddr\.nic: 0X[0-9a-fA-F]+ caddr\.pid: \d+ (?:rxc_id: \d+ +)?error: |\b(?:Cassini|H/W) Event Queue overflow detected|\bRH: will close sct=\d+(?:\.| because| when)|\bRXC \(0x[0-9a-fA-F]+:\d+\) PtlTE \d+: Request error: |\bCommand failure: cq=\d+ target=\d+ fail_loc=|\bInterface cxi\d+ link down\.",
                     &[
                         "libfabric/cxi/lni-alloc-failed",
                         "libcxi/utils/failed-to-allocate-lni",
-                        "libfabric/cxi/txc-request-error",
+                        "libfabric/cxi/txc-request-error*",
+                        "libfabric/cxi/eq-overflow-hpe",
+                        "libcxi/retry_handler/*",
+                        "libfabric/cxi/hw-eq-overflow",
                         "libfabric/cxi/rxc-request-error",
                         "libfabric/cxi/command-failure",
                         "libfabric/cxi/fc-peer-not-found",

@@ -67,7 +67,9 @@
 //!   COMPLETE`, `ProcessGroupNCCL destroyed communicator`): normal shutdown
 //!   prints them too.
 //! - `ambiguous_warn_nonfatal` (FastSocket `Maximum retry reached`, UCX `IB
-//!   Async event … was flushed`): NCCL and UCX recover from them. libibverbs'
+//!   Async event … was flushed`): NCCL and UCX recover from them; NVSHMEM's `init
+//!   failed for transport: IBGDA` is one transport failing while it tries the next
+//!   (`Unable to initialize any transports` fires when all do). libibverbs'
 //!   `no userspace device-specific driver found for …` names one device of a
 //!   node that may have others (a look-alike row in the format table).
 //! - `ambiguous_retry_info` (`socketPollConnect: connect returned …, retrying

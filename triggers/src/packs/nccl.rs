@@ -356,7 +356,7 @@ pub(super) static NCCL: Table = Table {
                 // include/socket.h before v2.10: creating the socket itself failed.
                 pat(r"\bSocket creation failed : (?P<error>[^\r\n]+)", &["nccl/socket/socket-creation-failed-v1"]),
                 pat(
-                    r"(?:Net|[sS]ocket\w*) ?: Connection closed by remote peer(?: (?P<peer>[^<\s]+)<(?P<port>\d+)>)?",
+                    r"(?:(?:Net|[sS]ocket\w*) ?: |\bsocket\.h:\d+ WARN )Connection closed by remote peer(?: (?P<peer>[^<\s]+)<(?P<port>\d+)>)?",
                     &["nccl/socket/closed-by-remote-peer*"],
                 ),
                 pat(

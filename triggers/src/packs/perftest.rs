@@ -106,9 +106,15 @@ pub(super) static PERFTEST: Table = Table {
             name: "perftest-run-error",
             class: "perftest_error",
             pre_s: PRE,
-            description: "perftest failed while running: its run loop stopped (after any error in it), posting or polling failed, the receiver got nothing for 120 s, a `-w`/`-y` limit was missed, or data validation found corrupt data",
+            description: "perftest failed while running: its run loop stopped (after any error in it), posting or polling failed, the receiver got nothing for 120 s, a `-w`/`-y` limit was missed, or data validation found corrupt data; HPE Slingshot's cxi test tools waiting in vain for a triggered operation",
             example: " Failed to complete run_iter_bw function successfully",
             patterns: &[
+                // HPE Slingshot's perftest counterparts (libcxi's cxi_write_bw, cxi_read_bw,
+                // cxi_send_bw, cxi_heatsink_check): a triggered operation that never came back.
+                pat(
+                    r"\bFailed to get (?:\w+ )+TRIGGERED_OP event: |\bFailed to get initiator ACK: |\bproc\d+ wait failed: ",
+                    &["libcxi/utils/failed-to-get-*", "libcxi/utils/proc-wait-failed"],
+                ),
                 // The run loop's exit line, printed after any failure in it (a completion error too).
                 pat(
                     concat!(
@@ -818,6 +824,9 @@ pub(super) static PERFTEST: Table = Table {
                 // `z_rdma_listen: rdma_create_event_channel failed`, the kernel's `isert_rdma_accept:
                 // rdma_accept() failed with: `): the generic pack's or the verbs pack's.
                 r"[a-z][a-z0-9]*_\w+: rdma_\w+(?:\(\))? failed",
+                // UCX probing its rdmacm component on a host without RDMA devices (DIAG
+                // level); the `ucx` pack has UCX's own lines.
+                r"\bUCX +DIAG +rdma_\w+ failed",
             ],
         },
     ],

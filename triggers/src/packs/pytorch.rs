@@ -672,7 +672,7 @@ pub(super) static PYTORCH: Table = Table {
             name: "framework-nccl-error",
             class: "nccl_system_error",
             pre_s: PRE,
-            description: "An NCCL call failed inside a framework that raises it in its own words: XLA (JAX, TensorFlow) `NCCL operation … failed`, its health check and aborted communicator; TensorFlow's NCCL manager; Horovod; CuPy's NcclError; PaddlePaddle; torchft's all-reduce; the Rust bindings (cudarc, monarch) (vLLM's and SGLang's pynccl raise PyTorch's `NCCL error: …`, which `pytorch-nccl-error` fires on)",
+            description: "An NCCL call failed inside a framework that raises it in its own words: XLA (JAX, TensorFlow) `NCCL operation … failed`, its health check and aborted communicator; TensorFlow's NCCL manager; Horovod; CuPy's NcclError, also as Ray's `RayTaskError(NcclError)`; PaddlePaddle; torchft's all-reduce; the Rust bindings (cudarc, monarch) (vLLM's and SGLang's pynccl raise PyTorch's `NCCL error: …`, which `pytorch-nccl-error` fires on)",
             example: "external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.;",
             patterns: &[
                 pat(
@@ -696,6 +696,8 @@ pub(super) static PYTORCH: Table = Table {
                     &["horovod/nccl/*"],
                 ),
                 pat(r"\bNCCL_ERROR_(?P<error>[A-Z_]+): ", &["cupy/nccl/*"]),
+                // Ray re-raises a task's CuPy NcclError (`ray.util.collective`) under its own name.
+                pat(r"\bRayTaskError\(NcclError\)", &["ray/exceptions/ray-task-error-nccl"]),
                 pat(r"\bNCCL error\(\d+\), |\bNccl error, ", &["paddle/enforce/*"]),
                 // caffe2's NCCL op (CAFFE_NCCL_CHECK), file and line printed without a separator.
                 pat(r"\bError at: \S+?\d+: ", &["caffe2/nccl/error-at"]),

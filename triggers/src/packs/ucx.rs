@@ -221,9 +221,15 @@ pub(super) static UCX: Table = Table {
             name: "ucx-setup-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "UCX: a verbs or DEVX resource call failed (QP/CQ/UMR creation, QP state change, device/port query, memory registration, async event read), GPUDirect RDMA could not be enabled, or no usable transport was found",
+            description: "UCX: a verbs or DEVX resource call failed (QP/CQ/UMR creation, QP state change, device/port query, memory registration, async event read), GPUDirect RDMA could not be enabled, no usable transport was found, or none could listen for connections",
             example: "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory",
             patterns: &[
+                // ucp_listener_create: no transport (v1.3-v1.10) or component (v1.11-) can
+                // listen on the address, so no client can connect.
+                pat(
+                    r"\bnone of the available transports can listen for connections on |\bcannot create listener: none of the available components supports it",
+                    &["ucx/ucp_listener/*"],
+                ),
                 pat(
                     r"\b(?:ibv|mlx5dv)_create_cq\((?:cqe=-?\d+)?\) failed: (?P<error>[^.:]*[^.: ])",
                     &[

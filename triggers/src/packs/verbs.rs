@@ -247,6 +247,9 @@ pub(super) static VERBS: Table = Table {
                 ),
             ],
             unless: &[
+                // Accelio logs the flushed work requests of a closing connection at TRACE
+                // (other completion errors at ERROR).
+                r"\[TRACE\] - rdma_hndl:",
                 // Transport retry exceeded is `verbs-retry-exceeded`'s; RNR retry exceeded is a
                 // completion error like the others.
                 r"(?i)transport retry count(?:er)? exceeded",
@@ -899,6 +902,26 @@ pub(super) static VERBS: Table = Table {
         // `more_stacks.tsv`: every IbError's text ends with `(Ib failure: <strerror>)`. Before
         // v0.9 a failed work completion's *status* went through strerror, so retry-exceeded
         // (12) reads `Cannot allocate memory`: the line is a completion error, not memory.
+        // Mooncake's TCP transport (`more_stacks.tsv`): a socket to the peer failed, as NCCL's
+        // socket errors are `nccl_system_error`. `readHeader` failing with `End of file` is a
+        // peer closing its connection after its last request (a look-alike row).
+        Builtin {
+            name: "mooncake-tcp-error",
+            class: "nccl_system_error",
+            pre_s: PRE,
+            description: "Mooncake's TCP transport could not connect to a peer or lost the connection while writing a request or reading or writing a transfer's data",
+            example: "E0904 21:29:13.709401 30396 tcp_transport.cpp:138] Session::writeBody failed. Error: Connection reset by peer (value: 104), total_transferred_bytes_: 2621440, current transferred_bytes: 0",
+            patterns: &[pat(
+                r"\bTcpTransport: ASIO exception: |\b(?:Client|Server)?Session::(?:writeBody|readBody|writeHeader) failed\. (?:Error: |Attempt to )|\bTcpTransport::getConnection failed to create connection to (?P<peer>\S+?):(?P<port>\d+)\. ",
+                &[
+                    "mooncake/tcp_transport/asio-exception",
+                    "mooncake/tcp_transport/session-*",
+                    "mooncake/tcp_transport/client-session-*",
+                    "mooncake/tcp_transport/get-connection-failed",
+                ],
+            )],
+            unless: &[],
+        },
         Builtin {
             name: "mscclpp-ib-error",
             class: "rdma_verbs_error",
@@ -966,7 +989,7 @@ pub(super) static VERBS: Table = Table {
             name: "framework-rdma-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "A serving or training framework's RDMA transfer layer failed, in its own words: NIXL (the agent's post, status, prepare, registration and connection errors, its UCX and libfabric backends' completion-queue errors, failed writes and reads, memory mapping and handshake timeouts, nixlbench's failed transfers, the Python bindings' exceptions); TensorRT-LLM's KV-cache transfers (failed, past their timeout, or finished after the deadline and failed) and its UCX connections; nvidia-resiliency-ext's NIC health check (a link-down counter that grew, a port that left ACTIVE)",
+            description: "A serving or training framework's RDMA transfer layer failed, in its own words: NIXL (the agent's post, status, prepare, registration and connection errors, its UCX and libfabric backends' completion-queue errors, failed writes and reads, memory mapping and handshake timeouts, nixlbench's failed transfers, the Python bindings' exceptions); ucxx's uncaught transport exceptions; TensorFlow 1.x's verbs transport finding no active port; TensorRT-LLM's KV-cache transfers (failed, past their timeout, or finished after the deadline and failed) and its UCX connections; nvidia-resiliency-ext's NIC health check (a link-down counter that grew, a port that left ACTIVE)",
             example: "nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND",
             patterns: &[
                 pat(
@@ -974,7 +997,7 @@ pub(super) static VERBS: Table = Table {
                     &["nixl/bindings/*", "nixl/agent/*", "nixl/ucx/*"],
                 ),
                 pat(
-                    r"\b(?P<op>postXferReq|getXferStatus|createXferReq|makeXferReq|registerMem|makeConnection|loadRemoteMD): (?:remote agent '[^'\r\n]*' was (?:disconnected|invalidated)|backend '[^'\r\n]*' (?:failed to (?:post|prepare) the transfer request|returned error status)|registration failed|connect\('[^'\r\n]*'\) failed|no common backend|error loading connection info)",
+                    r"\b(?P<op>postXferReq|getXferStatus|genNotif|getNotifs|releaseXferReq|createXferReq|makeXferReq|registerMem|makeConnection|loadRemoteMD): (?:remote agent '[^'\r\n]*' was (?:disconnected|invalidated)|backend '[^'\r\n]*' (?:failed to (?:post|prepare) the transfer request|(?:could not release transfer request and )?returned error status)|registration failed|connect\('[^'\r\n]*'\) failed|no common backend|error loading connection info)",
                     &["nixl/agent/*"],
                 ),
                 pat(
@@ -992,6 +1015,17 @@ pub(super) static VERBS: Table = Table {
                 pat(
                     r"\b(?:Unknown error|Error) occurred during (?:context|generation) transfer for request \d+|\b(?:Context|Generation) KV cache transfer for request \d+ (?:exceeded configured timeout: elapsed \d+ ms|completed after its deadline: elapsed \d+ ms > limit -?\d+ ms \(failing request\))|\bTerminating [^\r\n]*? request \d+ due to KV cache transfer timeout|\bError in UcxConnection constructor for rank (?P<rank>\d+): ",
                     &["trtllm/cache_transceiver/*", "trtllm/py_executor/kv-transfer-timeout-terminating", "trtllm/ucx/connection-constructor-error"],
+                ),
+                // ucxx (RAPIDS, Dask, Ray shuffles): an exception for a UCX transport status
+                // that nothing caught, by libstdc++'s terminate message or Ray's (mangled).
+                pat(
+                    r"(?:terminate called after throwing an instance of 'ucxx::|Unhandled exception: N4ucxx\d+)(?P<error>(?:TimedOut|ConnectionReset|Unreachable|EndpointTimeout|IO|NotConnected|Rejected|FirstLinkFailure|LastLinkFailure|FirstEndpointFailure|LastEndpointFailure|NoDevice)Error)",
+                    &["ucxx/exception/terminate-*", "ucxx/exception/ray-*"],
+                ),
+                // TensorFlow 1.x's verbs transport (contrib/verbs): CHECKs that abort.
+                pat(
+                    r"\bThere is no active port in the system\b|\bCheck failed: context Open context failed for ",
+                    &["tensorflow/verbs/*"],
                 ),
                 pat(
                     r"\bNIC(?:/IB| device) (?P<hca>[\w.-]+)(?: link down counter has been incremented: |: Port state changed from ACTIVE to [^\r\n]*?\. Health check FAILED\.)",
@@ -1249,10 +1283,13 @@ pub(super) static VERBS: Table = Table {
             name: "kernel-rdma-device-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "The kernel RDMA device driver reported the adapter unhealthy, not brought up (a step of mlx5_core's setup, mlx5_load_one/mlx5_init_one or a driver probe failed), Soft-RoCE unable to send a response, or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, an irdma control QP error, or an RDMA module that did not load (unknown symbols)",
+            description: "The kernel RDMA device driver reported the adapter unhealthy, not brought up (a step of mlx5_core's setup, mlx5_load_one/mlx5_init_one or a driver probe failed), Soft-RoCE unable to send a response, or a firmware command failure: mlx5_core health poll (miss count, fatal sensor, health syndrome, failed recovery), an mlx5 firmware command timeout, an EFA admin command failure, a bnxt_re firmware channel timeout, stall or failed command, an irdma control QP error, an erdma memory registration past the device's limit, or an RDMA module that did not load (unknown symbols)",
             example: "b1360: [14280.445226] mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource",
             patterns: &[
                 // An RDMA module that did not load (its symbols missing: an OFED/kernel mismatch).
+                // erdma (Alibaba Cloud's elastic RDMA) refusing a memory registration: every
+                // transfer from that buffer fails.
+                pat(r"\bERROR: Out of mr size: \d+, max \d+", &["linux-rdma/erdma/out-of-mr-size"]),
                 pat(
                     r"\b(?:ko2iblnd|ib_\w+|rdma_\w+|mlx[45]_(?:ib|core)|irdma|bnxt_re|efa|nvme_rdma|nvmet_rdma|rpcrdma|svcrdma): Unknown symbol \S+ \(err -?\d+\)",
                     &["linux/module/unknown-symbol-rdma"],
