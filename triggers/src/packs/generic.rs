@@ -220,14 +220,14 @@ pub(super) static GENERIC: Table = Table {
             // openucx/ucx#6334
             example: "[2021-02-13T11:37:50.444Z] [1613216270.230449] [r-vmb-ppc-jenkins:3086 :0]          wireup.c:137  UCX  ERROR failed to send wireup: Unsupported operation",
             patterns: &[pat(
-                r"\b\w+\.c:\d+ +(?:UCX +ERROR .*?(?i:fail|unable|cannot|could ?n[o']t|timed out)|Fatal: |Assertion `[^\r\n]*' failed)",
+                r"\b\w+\.c:\d+ +(?:UCX +ERROR .*?(?i:fail|unable|cannot|could ?n[o']t|timed out)|(?:UCX +)?Fatal: |(?:UCX +)?Assertion `[^\r\n]*' failed)",
                 &["generic/ucx-log/ucs-error", "generic/ucx-log/ucs-fatal", "generic/ucx-log/ucs-assertion*"],
             )],
             unless: &[
                 // The IB transports' own ERROR lines: the `ucx` pack knows which of them
                 // are failures (completion dumps, async events) and which are context. An
                 // assertion or fatal error there is a crash, and fires here.
-                r"\b(?:ib_log|ib_mlx5_log|ib_device|rc_verbs|rc_mlx5\w*|dc_mlx5\w*|ud_\w+)\.c:\d+ +UCX ",
+                r"\b(?:ib_log|ib_mlx5_log|ib_device|rc_verbs|rc_mlx5\w*|dc_mlx5\w*|ud_\w+)\.c:\d+ +UCX +(?:ERROR|WARN|DIAG)\b",
                 r"\b(?:mm|posix|sysv|xpmem|knem|cma|cuda_copy|cuda_ipc|rocm_copy|rocm_ipc|gdr_copy|self|sm)_?\w*\.c:\d+ ",
                 r"\b(?:shm_open|shmget|xpmem_|knem|process_vm_readv|cuMem|cuda|hsa_)",
             ],

@@ -398,7 +398,7 @@ pub(super) static NVMEOF: Table = Table {
                     ],
                 ),
                 pat(
-                    r"rdma_(?:resolve_addr|resolve_route|connect|connect_locked)(?: wait)? failed \((?P<error>-?\d+)\)|rdma connection establishment failed \(|failed to create CM ID: |failed to connect queue: -?\d+ ret=|Unexpected RDMA CM event \(|Failed reconnect attempt\b|nvme_rdma: malformed (?:src )?address passed|nvmet_rdma: (?:rdma_accept failed \(error code = -?\d+\)|failed to connect queue -?\d+|received unrecognized RDMA CM event|CM ID creation failed|rdma_set_afonly failed|binding CM ID to \S+ failed|listening to \S+ failed|address family -?\d+ not supported|malformed ip/port passed)",
+                    r"rdma_(?:resolve_addr|resolve_route|connect|connect_locked)(?: wait)? failed \((?P<error>-?\d+)\)|rdma connection establishment failed \(|failed to create CM ID: |failed to connect queue: -?\d+ ret=|\bConnect command failed, error wo/DNR bit: |Unexpected RDMA CM event \(|Failed reconnect attempt\b|nvme_rdma: malformed (?:src )?address passed|nvmet_rdma: (?:rdma_accept failed \(error code = -?\d+\)|failed to connect queue -?\d+|received unrecognized RDMA CM event|CM ID creation failed|rdma_set_afonly failed|binding CM ID to \S+ failed|listening to \S+ failed|address family -?\d+ not supported|malformed ip/port passed)",
                     &[
                         "linux/nvme-rdma/rdma-resolve-addr-failed",
                         "linux/nvme-rdma/rdma-resolve-route-failed",
@@ -407,6 +407,7 @@ pub(super) static NVMEOF: Table = Table {
                         "linux/nvme-rdma/connection-establishment-failed",
                         "linux/nvme-rdma/failed-to-create-cm-id",
                         "linux/nvme-rdma/failed-to-connect-queue",
+                        "linux/nvme-fabrics/connect-command-failed",
                         "linux/nvme-rdma/unexpected-cm-event",
                         "linux/nvme-rdma/failed-reconnect-attempt*",
                         "linux/nvme-rdma/malformed-*",

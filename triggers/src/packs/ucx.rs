@@ -221,9 +221,15 @@ pub(super) static UCX: Table = Table {
             name: "ucx-setup-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "UCX: a verbs or DEVX resource call failed (QP/CQ/UMR creation, QP state change, device/port query, memory registration, async event read), GPUDirect RDMA could not be enabled, no usable transport was found, or none could listen for connections",
+            description: "UCX: a verbs or DEVX resource call failed (QP/CQ/UMR creation, QP state change, device/port query, memory registration, async event read), GPUDirect RDMA could not be enabled, no usable transport was found, or none could listen for connections; a uGNI (Cray) call returned an error code",
             example: "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory",
             patterns: &[
+                // The uGNI transport (Cray Gemini/Aries): a GNI call that returned an error
+                // code, which it prints by name.
+                pat(
+                    r"\bGNI_\w+(?:,| failed| falied\.?)[^\r\n]*?\bError status:? (?P<error>GNI_RC_\w+)",
+                    &["ucx/ugni/*"],
+                ),
                 // ucp_listener_create: no transport (v1.3-v1.10) or component (v1.11-) can
                 // listen on the address, so no client can connect.
                 pat(

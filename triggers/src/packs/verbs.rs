@@ -777,9 +777,11 @@ pub(super) static VERBS: Table = Table {
             name: "verbs-app-setup-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "A verbs application (Wukong, rlib/rlibv2, xstore, NVSHMEM) could not open the device, create a CQ or address handle, bring a QP to INIT/RTR/RTS or connect it to its peer",
+            description: "A verbs application (Wukong, rlib/rlibv2, xstore, NVSHMEM, async-rdma) could not register memory, open the device, create a CQ or address handle, bring a QP to INIT/RTR/RTS or connect it to its peer",
             example: "[librdma] qp: Failed to modify RC to RTR state, No such device or address",
             patterns: &[
+                // async-rdma (Rust): a memory registration refused.
+                pat(r"\bibv_reg_mr err, arguments:", &["async-rdma/memory_region/ibv-reg-mr-err"]),
                 pat(
                     r"\[librdma\] (?:qp)?: Failed to (?:modify (?:RC|UC|UD) to (?:INIT|RTR|RTS) state|create cq|open device)",
                     &["wukong/modify-*", "wukong/create-cq-failed", "wukong/open-device-failed"],
