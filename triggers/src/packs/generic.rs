@@ -127,6 +127,12 @@ pub(super) static GENERIC: Table = Table {
                     concat!(ibv_call!(), r"(?:\(\))?(?: \([\w -]{1,24}\))?:? ", failed!()),
                     &["generic/verbs/failed/*", "libfabric/efa/create-ah-failed-av-insertion-errno"],
                 ),
+                // The RDMA_RC_example's wording, copied with the buffer's name in it
+                // (omnireduce: `ibv_reg_mr cuda_comm_buf failed with mr_flags=7`).
+                pat(
+                    r"\bibv_reg_mr [a-z]\w{0,30}_\w{0,30} failed with mr_flags=",
+                    &["generic/verbs/failed/reg-mr-named-buffer"],
+                ),
                 pat(
                     concat!(ibv_call!(), r"(?:\(\))?(?: [A-Z]{2,5} -> [A-Z]{2,5})?: ", strerror!()),
                     &["generic/verbs/strerror/*"],
