@@ -824,9 +824,11 @@ pub(super) static PERFTEST: Table = Table {
                 // `z_rdma_listen: rdma_create_event_channel failed`, the kernel's `isert_rdma_accept:
                 // rdma_accept() failed with: `): the generic pack's or the verbs pack's.
                 r"[a-z][a-z0-9]*_\w+: rdma_\w+(?:\(\))? failed",
-                // UCX probing its rdmacm component on a host without RDMA devices (DIAG
-                // level); the `ucx` pack has UCX's own lines.
-                r"\bUCX +DIAG +rdma_\w+ failed",
+                // UCX's own log lines (either of its headers) name the same rdma_cm calls:
+                // they are the `ucx` pack's and the generic fallbacks' (`rdma_verbs_error`;
+                // nothing at DIAG, where UCX logs probing its rdmacm component on a host
+                // without RDMA devices).
+                r"\.c:\d+ +UCX +(?:ERROR|WARN|DIAG|INFO|DEBUG|TRACE)\b|\[[\w.-]+:\d+:\d+:\d+\] +\w+\.c:\d+ ",
             ],
         },
     ],
