@@ -177,12 +177,12 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     ),
     // ProcessGroupXCCL's `wait()` (torch-xpu-ops).
     (
-        r"\bWork (?:timed out|ran time out) after (\d{1,15}) milliseconds",
+        r"(?:\b|\[[\d;]*m)Work (?:timed out|ran time out) after (\d{1,15}) milliseconds",
         Unit::Millis,
     ),
     // oneCCL's key-value store while the ranks set up: the connection, a key's wait.
     (
-        r"\bconnection time \((\d{1,12})\) >= limit \(",
+        r"(?:\b|\[[\d;]*m)connection time \((\d{1,12})\) >= limit \(",
         Unit::Seconds,
     ),
     (

@@ -258,10 +258,16 @@ impl Builtin {
 /// word boundary would miss the line.
 const COLOUR_OR_BOUNDARY: &str = r"(?:\b|\[[\d;]*m)";
 
+/// Terminal colour codes (SGR: `ESC [ 1;31 m`), any number: what may stand between a
+/// line's text and its start or end. A job whose whole line is coloured
+/// (`\x1b[31mFailed to open device\x1b[0m`) ends in a reset, which `…\s*$` would miss.
+const COLOURS: &str = r"(?:\x1b\[[\d;]*m)*";
+
 /// `p` with every `\b` that opens the pattern or one of its top-level alternatives
-/// replaced by [`COLOUR_OR_BOUNDARY`]. Packs write the plain `\b`; this is the one place
-/// the tolerance lives. Leading flag groups (`(?i)`) are skipped; `\b{start}` and
-/// boundaries inside groups or later in an alternative are left alone.
+/// replaced by [`COLOUR_OR_BOUNDARY`], every `^` (outside a class) followed by
+/// [`COLOURS`] and every `$` preceded by it. Packs write the plain `\b`, `^` and `$`;
+/// this is the one place the tolerance lives. Leading flag groups (`(?i)`) are skipped;
+/// `\b{start}` and boundaries inside groups or later in an alternative are left alone.
 fn tolerate_colour(p: &str) -> String {
     let b = p.as_bytes();
     let mut out = Vec::with_capacity(p.len() + 16);
@@ -307,6 +313,16 @@ fn tolerate_colour(p: &str) -> String {
             }
             b'|' if class == 0 && depth == 0 => {
                 at_start = true;
+                1
+            }
+            b'^' if class == 0 => {
+                out.push(b'^');
+                out.extend_from_slice(COLOURS.as_bytes());
+                i += 1;
+                continue;
+            }
+            b'$' if class == 0 => {
+                out.extend_from_slice(COLOURS.as_bytes());
                 1
             }
             _ => 1,
@@ -408,6 +424,10 @@ mod tests {
             ),
             (r"\b{start}x|\(|\bé", format!(r"\b{{start}}x|\(|{c}é")),
             (r"(?P<a>y)|\bz", format!("(?P<a>y)|{c}z")),
+            (
+                r"(?:^|\s)a[$^]\$\^b\s*$",
+                format!(r"(?:^{COLOURS}|\s)a[$^]\$\^b\s*{COLOURS}$"),
+            ),
         ] {
             assert_eq!(tolerate_colour(given), want, "{given}");
         }

@@ -596,7 +596,7 @@ pub(super) static MPI: Table = Table {
                     ],
                 ),
                 pat(
-                    r":mpi_rank_-?\d+\]\[[^\]\r\n]*\] (?:\S+:\d+: )?(?:ERROR: Unknown work completion status |Fail to poll cq|Failed to get cq event: |Couldn't request for CQ notification|Got FATAL event |Error in UD RNDV ibv_poll got completion with error code |Got error completion in RNDV UD recv error\. |Failed to modify QP$|Error creating qp on hca -?\d+ using rdma_cm\.|vbuf pool allocation failed|Cannot reregister vbuf region|deregister fails|No HCAs found on the system\.|The HCA \([^)\r\n]*\) the user requested for is not available|Failed to open the HCA context|HCA not found on the system\. DPM functionality requires an active HCA|UD reliability error\. \w+ max retries\()|\[-?\d+\] Abort: Got FATAL event ",
+                    r":mpi_rank_-?\d+\]\[[^\]\r\n]*\] (?:\S+:\d+: )?(?:ERROR: Unknown work completion status |Fail to poll cq|Failed to get cq event: |Couldn't request for CQ notification|Got FATAL event |Error in UD RNDV ibv_poll got completion with error code |Got error completion in RNDV UD recv error\. |Failed to modify QP\s*$|Error creating qp on hca -?\d+ using rdma_cm\.|vbuf pool allocation failed|Cannot reregister vbuf region|deregister fails|No HCAs found on the system\.|The HCA \([^)\r\n]*\) the user requested for is not available|Failed to open the HCA context|HCA not found on the system\. DPM functionality requires an active HCA|UD reliability error\. \w+ max retries\()|\[-?\d+\] Abort: Got FATAL event ",
                     &[
                         "mvapich2/cq/wc-status-explain-unknown",
                         "mvapich2/cq/fail-to-poll-cq",

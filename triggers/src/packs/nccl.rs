@@ -575,7 +575,7 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(
-                    r"(?:NCCL WARN|\[Proxy (?:Service(?: UDS)?|Progress)\]) Failed to (?:set|create) CUDA (?:device|context on device) \d+(?:$|[^ \d]| [^w])",
+                    r"(?:NCCL WARN|\[Proxy (?:Service(?: UDS)?|Progress)\]) Failed to (?:set|create) CUDA (?:device|context on device) \d+(?:\s*$|[^ \d]| [^w])",
                     &[
                         "nccl/proxy/service-set-cuda-*",
                         "nccl/proxy/uds-set-cuda-device",
@@ -806,7 +806,7 @@ pub(super) static NCCL: Table = Table {
                     ],
                 ),
                 pat(
-                    r"NET/Socket : finalize called with zero reference count|NCCL_GDRCOPY_USE_INTERNAL_DMABUF=1 but NCCL internal DMA-BUF mmap backend could not initialize|Detected mixed local CollNet device counts across ranks \(min -?\d+, max -?\d+\)\. Set |(?:GIN|RMA) Symmetric register failed: |Error on GFD test -?\d+ - stateIdx|GIN plugin \S+ returned invalid context|(?:Rma|Gin) connect : min local net count is zero|Unable to use GIN: Peermem is not supported, and device |(?:send|recv)ProxyConnect: (?:req|resp)Size is -?\d+ != |CollNet sizes: want=|NCCL_DEVICE_UNPACK plugin has incompatible version|RMA v13 \([^)\r\n]*\) requires GIN PROXY type",
+                    r"NET/Socket : finalize called with zero reference count|NCCL_GDRCOPY_USE_INTERNAL_DMABUF=1 but NCCL internal DMA-BUF mmap backend could not initialize|Detected mixed local CollNet device counts across ranks \(min -?\d+, max -?\d+\)\. Set |(?:GIN|RMA) Symmetric register failed: |Error on GFD test -?\d+ - stateIdx|GIN plugin [^\r\n]{1,64}? returned invalid context|(?:Rma|Gin) connect : min local net count is zero|Unable to use GIN: Peermem is not supported, and device |(?:send|recv)ProxyConnect: (?:req|resp)Size is -?\d+ != |CollNet sizes: want=|NCCL_DEVICE_UNPACK plugin has incompatible version|RMA v13 \([^)\r\n]*\) requires GIN PROXY type",
                     &[
                         "nccl/net_socket/finalize-zero-refcount",
                         "nccl/init/gdrcopy-internal-dmabuf-init-failed",

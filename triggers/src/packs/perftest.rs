@@ -138,7 +138,7 @@ pub(super) static PERFTEST: Table = Table {
                 ),
                 // Posting work requests.
                 pat(
-                    r"Couldn't post (?:send(?: |:|$)|recv[ :])",
+                    r"Couldn't post (?:send(?:[ :]|\s*$)|recv[ :])",
                     &[
                         "perftest/couldnt-post-recv-*",
                         "perftest/couldnt-post-send",

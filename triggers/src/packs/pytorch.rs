@@ -72,7 +72,7 @@ pub(super) static PYTORCH: Table = Table {
             example: "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.",
             patterns: &[
                 pat(
-                    r"(?:\[Rank (?P<rank>\d+)\] )?(?:Watchdog c|C|^\s*c)aught collective operation timeout(?:: WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?(?:OpType=(?P<op>\w+))?[^)]*?Timeout\(ms\)=(?P<timeout_ms>\d+)\)(?: ran for (?P<ran_for_ms>\d+) milliseconds)?)?",
+                    r"(?:\[Rank (?P<rank>\d+)\] )?(?:Watchdog c|C|(?:^|[\s:>\]])c)aught collective operation timeout(?:: WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?(?:OpType=(?P<op>\w+))?[^)]*?Timeout\(ms\)=(?P<timeout_ms>\d+)\)(?: ran for (?P<ran_for_ms>\d+) milliseconds)?)?",
                     &[
                         "pytorch/pgnccl/watchdog-timeout-*",
                         "pytorch/pgnccl/blocking-wait-caught-timeout",
@@ -296,7 +296,7 @@ pub(super) static PYTORCH: Table = Table {
                 // The abort quoting its reason is `pytorch-nccl-comm-aborted`'s.
                 r"NCCL communicator was aborted",
                 // A quoted timeout: the line is `pytorch-nccl-timeout`'s.
-                r"(?:Watchdog c|C|^\s*c)aught collective operation timeout",
+                r"(?:Watchdog c|C|(?:^|[\s:>\]])c)aught collective operation timeout",
                 r"watchdog thread terminated with exception: \[Rank \d+\](?: Watchdog c|\s*$)",
                 r"\) timed out in (?:call to wait|blocking wait)",
             ],

@@ -397,7 +397,7 @@ pub(super) static UCX: Table = Table {
                     &["ucc/tl_nccl/*"],
                 ),
                 pat(
-                    r"\bUCC +ERROR +(?:failure in task |failed to init collective: |failed to create (?:tl|cl) context for |no (?:tl contexts were|CL context|TL context) created|failed to exchange addresses during context creation|ctx create epilog for [^\r\n]*? failed|[Nn]o CL teams were created|lib_init failed for component: [^,\r\n]*$|service allreduce test failure: |failed to create service tl ucp team|oob req test failed during team addr exchange|[^\r\n]*?\(\) failed: -?\d+\(|cudaIpcOpenMemHandle error |[^\r\n]*?: failed to open ipc mem handle\. )",
+                    r"\bUCC +ERROR +(?:failure in task |failed to init collective: |failed to create (?:tl|cl) context for |no (?:tl contexts were|CL context|TL context) created|failed to exchange addresses during context creation|ctx create epilog for [^\r\n]*? failed|[Nn]o CL teams were created|lib_init failed for component: [^,\r\n]*?\s*$|service allreduce test failure: |failed to create service tl ucp team|oob req test failed during team addr exchange|[^\r\n]*?\(\) failed: -?\d+\(|cudaIpcOpenMemHandle error |[^\r\n]*?: failed to open ipc mem handle\. )",
                     &["ucc/core/*", "ucc/tl_cuda/ipc-open-memhandle", "ucc/tl_cuda/open-ipc-mem-handle"],
                 ),
                 pat(
