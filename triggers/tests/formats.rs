@@ -222,6 +222,26 @@ fn value(name: &str, rng: &mut Rng) -> Option<(String, Option<Duration>)> {
             .to_string(),
         "pg" => rng.pick(&["0", "1", "default_pg", "5"]).to_string(),
         "str" => rng.pick(WORDS).to_string(),
+        // brpc's `Socket::description()`: `brpc::` from 1.13 (`butil::class_name`),
+        // the pointer printed `0x0x…` in 1.10-1.12 (`(0x%p)`).
+        "brpc_socket" => {
+            let ip = ip(rng);
+            format!(
+                "{}Socket{{id={} fd={} addr={}:{}:{}}} ({}7f{})",
+                rng.pick(&["", "brpc::"]),
+                rng.range(1, 1 << 32),
+                rng.range(3, 65535),
+                if ip.contains(':') {
+                    format!("[{ip}]")
+                } else {
+                    ip
+                },
+                rng.range(1024, 65535),
+                rng.range(1024, 65535),
+                rng.pick(&["0x", "0x0x"]),
+                hex(rng, 10)
+            )
+        }
         // ProcessGroupUCC's `ucc_phase_map` (UCCUtils.hpp) but FINALIZE, which has rows
         // of its own (teardown).
         "ucc_phase" => rng

@@ -139,7 +139,7 @@ pub(super) static GENERIC: Table = Table {
                 ),
                 pat(
                     concat!(could_not!(), r" (?:call )?", ibv_call!()),
-                    &["generic/verbs/fail-to/*"],
+                    &["generic/verbs/fail-to/*", "brpc/rdma/post-recv"],
                 ),
             ],
             unless: NOT_A_FAILURE,
@@ -264,7 +264,16 @@ pub(super) static GENERIC: Table = Table {
                 ),
                 pat(
                     concat!(could_not_cased!(), " ", setup!(), r" (?:the |a |an )?", qualifier!(), object!(), r"\b"),
-                    &["generic/qp/setup-failed/*"],
+                    &[
+                        "generic/qp/setup-failed/*",
+                        "brpc/rdma/modify-qp-*",
+                        "brpc/rdma/create-qp",
+                        "brpc/rdma/create-send-cq",
+                        "brpc/rdma/create-recv-cq",
+                        "brpc/rdma/create-cq",
+                        "brpc/rdma/create-comp-channel",
+                        "brpc/rdma/allocate-pd",
+                    ],
                 ),
                 pat(
                     r"\b(?:init|create|modify|register|reg|alloc|allocate|resize|query)[ _](?:qp|QP|cq|CQ|srq|SRQ|pd|PD|mr|MR)(?:/(?:qp|QP|cq|CQ|srq|SRQ))? failed",

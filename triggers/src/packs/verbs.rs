@@ -23,10 +23,10 @@ macro_rules! wc_status_enum {
 }
 
 /// Verbs users other than NCCL and UCX: rdma-core's providers and examples, Open MPI, Gloo's
-/// ibverbs transport, RDMA applications (Mooncake, GPI-2, …) and the kernel's RDMA drivers.
+/// ibverbs transport, RDMA applications (Mooncake, GPI-2, brpc, …) and the kernel's RDMA drivers.
 pub(super) static VERBS: Table = Table {
     name: "verbs",
-    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, MSCCL++, GPI-2), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma, hns, ionic) and upper layers (NFS over RDMA, iSER, SRP, RDS, SMB Direct); HPC runtimes' transports (GASNet-EX, Mercury and DAOS's CaRT, BeeGFS)",
+    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, MSCCL++, GPI-2, brpc), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma, hns, ionic) and upper layers (NFS over RDMA, iSER, SRP, RDS, SMB Direct); HPC runtimes' transports (GASNet-EX, Mercury and DAOS's CaRT, BeeGFS)",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -47,6 +47,10 @@ pub(super) static VERBS: Table = Table {
                         "rdma-core/rdmacm_examples/recv-wc-error",
                         "rdma-core/ibv_examples/work-completion-error",
                     ],
+                ),
+                pat(
+                    r"Fail to handle RDMA completion, error status\((?P<status>12)\)",
+                    &["brpc/rdma/completion-error-status"],
                 ),
                 pat(r"status=12\(transport retry counter exceeded\)(?:.*?qp_num=(?P<qp>0x[0-9a-fA-F]+))?", &["uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread"]),
                 pat(r"(?i)transport retry count(?:er)? exceeded", &["mori/io/cqe-error-*", "mori/io/notif-*", "mori/device/*", "rdma-core/libibverbs/wc-status-str/transport-retry-counter-exceeded", "rdma-core/ionic/cqe-with-error-npg", "rlib/poll-till-completion-*", "r2/single-op-poll-till-completion-error", "r2/rc-session-wait-completion-error", "r2/ring-session-wait-completion-error", "rlibv2/poll-till-completion-error", "wukong/bad-completion*", "uccl/ep-cqe-error*", "uccl/lite-ep-cqe-error-thread", "uccl/ep-rdma-error", "uccl/p2p-cqe-error-*", "uccl/p2p-efa-cqe-error", "uccl/efa-*", "linux-rdma/mlx5_ib/cq/wc-error", "linux-rdma/mlx5_ib/qp/qp-err-syndrome", "mooncake/worker_pool/process-failed-for-slice*", "gpi2/ib_io/failed-request-queue-broken", "gpi2/ib_io/failed-request-queue-broken-noerrno", "gpi2/ib_atomic/failed-request-v1.1", "ucc/tl_mlx5-wc/*", "mvapich2/cq-wc/*", "pscom/openib/failed-*", "linux-rdma/xprtrdma/verbs/recv-completion-error", "linux-rdma/svcrdma/sendto/send-completion-error", "linux-rdma/svcrdma/recvfrom/recv-completion-error", "linux-rdma/iser/verbs/err-comp", "linux-rdma/isert/print-wc-failure", "linux-rdma/srp/qp-err-completion", "linux-rdma/rds/ib-send-completion-error", "linux-rdma/rds/ib-recv-completion-error", "linux-rdma/rds/ib-frmr-completion-error", "linux-rdma/smbdirect-client/wc-status-7x", "linux-rdma/ksmbd/send-error", "linux-rdma/ksmbd/recv-error", "linux-rdma/ksmbd/rw-error"]),
@@ -239,6 +243,7 @@ pub(super) static VERBS: Table = Table {
                         "rdma-core/libibverbs/event-type-enum/*",
                         "linux/ib_core/event-msg/*",
                         "ceph/rdma-event/local-catastrophic",
+                        "brpc/rdma/qp-fatal-error",
                     ],
                 ),
                 pat(
@@ -900,10 +905,6 @@ pub(super) static VERBS: Table = Table {
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
         },
-        // MSCCL++ (Microsoft's collective communication library), from its rows of
-        // `more_stacks.tsv`: every IbError's text ends with `(Ib failure: <strerror>)`. Before
-        // v0.9 a failed work completion's *status* went through strerror, so retry-exceeded
-        // (12) reads `Cannot allocate memory`: the line is a completion error, not memory.
         // Mooncake's TCP transport (`more_stacks.tsv`): a socket to the peer failed, as NCCL's
         // socket errors are `nccl_system_error`. `readHeader` failing with `End of file` is a
         // peer closing its connection after its last request (a look-alike row).
@@ -924,6 +925,60 @@ pub(super) static VERBS: Table = Table {
             )],
             unless: &[],
         },
+        // brpc's RDMA transport (`more_stacks.tsv`, 1.4.0 to main): a handshake that failed (the
+        // connection is failed: `Fail to complete rdma handshake`), a bad completion, a CQ
+        // that overran or could not be polled, the transport not starting. The lines where
+        // it goes on over TCP (`…, fallback to tcp:`), tries the next device (`Device mlx5_1
+        // port not active`) or goes without ECE are look-alike rows. A QP state change or
+        // a QP, CQ, PD or registration that failed is worded as any verbs program words it:
+        // those rows are the generic triggers'. A completion with status 12 is
+        // `verbs-retry-exceeded`'s.
+        Builtin {
+            name: "brpc-rdma-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "brpc's RDMA transport failed: the RDMA handshake of a connection (reading, sending or parsing the hello or ACK message, unexpected data), a work completion with an error status, a CQ that overran or could not be polled or armed, the transport not starting (no device, GID or library, memory pool, block pool)",
+            example: "W0417 03:25:46.823136 102786 4294968066 src/brpc/rdma/rdma_endpoint.cpp:571] Fail to read Hello Message from client:brpc::Socket{id=93 fd=1055 addr=10.1.104.30:53044:8002} (0x7f017c01cec0) 10.1.104.30:53044: Got EOF",
+            patterns: &[
+                pat(
+                    r"\bFail to (?:read Hello Message from client|get [Hh]ello [Mm]essage from server|parse Hello Message length from (?:client|server)|send Hello Message to client|send hello message to server|read ack message from client|send Ack Message to server|receive hello from server):|\bRead unexpected data during handshake:|\bFail to send server hello to |\bToo many bytes in handshake ACK, drop connection: |\bFail to complete rdma handshake from ",
+                    &["brpc/rdma/handshake-*"],
+                ),
+                pat(
+                    r"\bFail to handle RDMA completion(?:, error status\((?P<status>-?\d+)\))?: |\bCQ overruns, the connection will be stopped\b|\bFail to (?:poll cq: |get cq event(?: from |: )|arm (?:(?:send|recv) )?CQ comp channel|create polling CQ\b|post recv wr\b|allocate rbuf\b|start rdma polling bthread\b|get block from memory pool\b)",
+                    &[
+                        "brpc/rdma/completion-*",
+                        "brpc/rdma/cq-overruns",
+                        "brpc/rdma/poll-cq",
+                        "brpc/rdma/get-cq-event*",
+                        "brpc/rdma/arm-cq*",
+                        "brpc/rdma/create-polling-cq",
+                        "brpc/rdma/post-recv-wr",
+                        "brpc/rdma/allocate-rbuf",
+                        "brpc/rdma/polling-bthread",
+                        "brpc/rdma/block-pool-empty",
+                    ],
+                ),
+                pat(
+                    r"\bFail to (?:find available RDMA (?:device|GID)\b|find rdma device\b|open rdma device |load rdma dynamic lib\b|initialize RDMA memory pool\b|get the device information\b|register memory\b|ibv_fork_init\b)|\bFailed to load any of the RDMA libraries\b|\bRDMA is disabled due to some unrecoverable problem\b",
+                    &[
+                        "brpc/rdma/no-*",
+                        "brpc/rdma/open-device",
+                        "brpc/rdma/load-*",
+                        "brpc/rdma/memory-pool-init",
+                        "brpc/rdma/device-information",
+                        "brpc/rdma/register-memory",
+                        "brpc/rdma/ibv-fork-init",
+                        "brpc/rdma/disabled-unrecoverable",
+                    ],
+                ),
+            ],
+            unless: &[r"Fail to handle RDMA completion, error status\(12\)"],
+        },
+        // MSCCL++ (Microsoft's collective communication library), from its rows of
+        // `more_stacks.tsv`: every IbError's text ends with `(Ib failure: <strerror>)`. Before
+        // v0.9 a failed work completion's *status* went through strerror, so retry-exceeded
+        // (12) reads `Cannot allocate memory`: the line is a completion error, not memory.
         Builtin {
             name: "mscclpp-ib-error",
             class: "rdma_verbs_error",
