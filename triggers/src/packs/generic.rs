@@ -35,6 +35,9 @@ const NOT_A_FAILURE: &[&str] = &[
     // A feature turned off and gone on without (libfabric's `MR cache init failed:
     // … MR caching disabled.`).
     r"\bdisabled\.?\s*$",
+    // libfabric without gdrcopy (its CUDA support goes on without it), and its sockets
+    // provider closing a connection whose socket is already gone: warn level, healthy runs.
+    r"<warn> (?:gdr_open failed!|gdrcopy_dl_hmem_init failed!|gdrcopy initialization failed!|failed to unmonitor fd )",
 ];
 
 /// What follows a failed call's name: a failure word, or a null or error return.
@@ -160,7 +163,7 @@ pub(super) static GENERIC: Table = Table {
                     &["generic/rdma_cm/strerror/*"],
                 ),
                 pat(
-                    r"\bRDMA_CM_EVENT_(?P<event>REJECTED|UNREACHABLE|CONNECT_ERROR|ROUTE_ERROR)\b",
+                    r"\bRDMA_CM_EVENT_(?P<event>REJECTED|UNREACHABLE|CONNECT_ERROR|ROUTE_ERROR|ADDR_ERROR)\b|\bCheck failed: 0 OnEvent: unknown event \d+",
                     &["generic/rdma_cm/event/*"],
                 ),
             ],
@@ -174,7 +177,7 @@ pub(super) static GENERIC: Table = Table {
             example: "[0]  # na_ofi_getinfo(): fi_getinfo failed, rc: -61(No data available).",
             patterns: &[
                 pat(
-                    concat!(fi_call!(), r"(?:\(\))?:?(?: call)? ", failed!()),
+                    concat!(fi_call!(), r"(?:\(\)| ?\(\w+\))?:?(?: call)? ", failed!()),
                     &["generic/libfabric/failed/*"],
                 ),
                 // libfabric's own log at warn level saying something failed, in a provider no

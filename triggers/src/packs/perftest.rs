@@ -106,14 +106,19 @@ pub(super) static PERFTEST: Table = Table {
             name: "perftest-run-error",
             class: "perftest_error",
             pre_s: PRE,
-            description: "perftest failed while running: its run loop stopped (after any error in it), posting or polling failed, the receiver got nothing for 120 s, a `-w`/`-y` limit was missed, or data validation found corrupt data; HPE Slingshot's cxi test tools waiting in vain for a triggered operation",
+            description: "perftest failed while running: its run loop stopped (after any error in it), posting or polling failed, the receiver got nothing for 120 s, a `-w`/`-y` limit was missed, or data validation found corrupt data; HPE Slingshot's cxi test tools waiting in vain for an event or failing to set up their control connection",
             example: " Failed to complete run_iter_bw function successfully",
             patterns: &[
                 // HPE Slingshot's perftest counterparts (libcxi's cxi_write_bw, cxi_read_bw,
                 // cxi_send_bw, cxi_heatsink_check): a triggered operation that never came back.
                 pat(
-                    r"\bFailed to get (?:\w+ )+TRIGGERED_OP event: |\bFailed to get initiator ACK: |\bproc\d+ wait failed: ",
-                    &["libcxi/utils/failed-to-get-*", "libcxi/utils/proc-wait-failed"],
+                    r"\bFailed to get (?:(?:\w+ )+TRIGGERED_OP|(?:target )?LINK|STATE_CHANGE target) event: |\bFailed to get initiator (?:ACK|REPLY): |\bproc\d+ wait failed: |\bFailed to (?:init control messaging|exchange client/server (?:config|addrs)): ",
+                    &[
+                        "libcxi/utils/failed-to-get-*",
+                        "libcxi/utils/proc-wait-failed",
+                        "libcxi/utils/failed-to-init-control-messaging",
+                        "libcxi/utils/failed-to-exchange-*",
+                    ],
                 ),
                 // The run loop's exit line, printed after any failure in it (a completion error too).
                 pat(
@@ -789,7 +794,7 @@ pub(super) static PERFTEST: Table = Table {
                 // Work completions of the exchange over rdma_cm QPs.
                 pat(
                     concat!(
-                        r"Bad wc status (?:when trying to create AH )?(?:-- )?(?P<status>\d+)",
+                        r"Bad wc status (?:when trying to create AH )?(?:-- )?(?P<status>\d+)(?: --|\s*$)",
                         r"|Bad WQE status when trying to (?:create AH for UD connection|send UD connection parameters) in RDMA CM",
                         r"|Failed to poll CQ\.",
                         r"|Status: -?\d+ ; ID: -?\d+\.",

@@ -703,7 +703,7 @@ pub(super) static VERBS: Table = Table {
             name: "verbs-app-completion-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "A verbs application (UCCL, NVSHMEM, rlib/r2, Wukong) got a failed work completion or could not poll its CQ or post a work request",
+            description: "A verbs application (UCCL, NVSHMEM, rlib/r2, Wukong, eRPC) got a failed work completion or could not poll its CQ or post a work request",
             example: "[WARN chi-mi325x-pod2-098 1711891 1711891 pollOnce rdma/providers/ib_data_channel_impl.cc:203] pollOnce - channel_id: 4, CQE error, wr_id=19395, status=10 (remote access error), opcode=1, byte_len=0, vendor_err=0x7, qp_num=0x2c21, wc_flags=0x0",
             patterns: &[
                 // UCCL p2p (`poll_once`, later `pollOnce`), UCCL EP.
@@ -753,6 +753,11 @@ pub(super) static VERBS: Table = Table {
                         "wukong/cq-timeout",
                     ],
                 ),
+                // eRPC (erpc-io): a failed completion ends the process.
+                pat(
+                    r"\beRPC: Fatal error\. Bad wc status (?P<status>\d+)\.",
+                    &["erpc/verbs_common/bad-wc-status"],
+                ),
                 // NVSHMEM's IBRC/IBGDA transports and proxy.
                 pat(
                     r"non-zero status: -?\d+ (?P<op>ibv_poll_cq|progress_send|progress_recv|check_poll|ibv_post_send) failed|exiting\.\.\. error in progress_transport|aborting due to error in progress_quiet|\[-?\d+\] got completion with err:|\bgot completion with err: syndrome=0x[0-9a-fA-F]+, vendor_err_synd=|: non-zero status: -?\d+: [^,\r\n]+, exiting",
@@ -782,7 +787,7 @@ pub(super) static VERBS: Table = Table {
             name: "verbs-app-setup-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "A verbs application (Wukong, rlib/rlibv2, xstore, NVSHMEM, async-rdma) could not register memory, open the device, create a CQ or address handle, bring a QP to INIT/RTR/RTS or connect it to its peer",
+            description: "A verbs application (Wukong, rlib/rlibv2, xstore, NVSHMEM, async-rdma, eRPC) could not register memory, open the device, create a CQ or address handle, bring a QP to INIT/RTR/RTS or connect it to its peer",
             example: "[librdma] qp: Failed to modify RC to RTR state, No such device or address",
             patterns: &[
                 // async-rdma (Rust): a memory registration refused.
@@ -820,6 +825,16 @@ pub(super) static VERBS: Table = Table {
                         "nvshmem/setup-connections-failed",
                         "nvshmem/detect-topo-failed",
                         "nvshmem/unable-to-initialize-any-transports",
+                    ],
+                ),
+                // eRPC (erpc-io): no device or port to run on (an uncaught runtime_error), or
+                // a session whose peer's routing info (LID, QPN, GID) cannot be resolved.
+                pat(
+                    r"\bFailed to open dev \d+\s*$|\bFailed to resolve verbs port index \d+|\. Issue: Unable to resolve routing info |\. Issue: Error \[Routing resolution failure\]",
+                    &[
+                        "erpc/verbs_common/failed-to-open-dev",
+                        "erpc/verbs_common/failed-to-resolve-port",
+                        "erpc/sm/*",
                     ],
                 ),
                 // LDMS (OVIS): the daemon could not listen on its RDMA transport.
@@ -869,11 +884,12 @@ pub(super) static VERBS: Table = Table {
                 // Registration failures: a buffer no NIC can reach, so every transfer from
                 // it fails (`Memory region not registered`); the batch register only warns.
                 pat(
-                    r"\] Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): |\bFailed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): [^\[\r\n]+ \[\d+\]|RdmaTransport: Failed to register memory: addr |Memory region not registered by any active device\(s\)|Sync batch data transfer timeout after \d+ns|\] Transfer failed for task\d*\s*$|\bPut operation failed with error: TRANSFER_FAIL\b|\bFailed to complete transfers after (?P<stuck_s>\d+) seconds for batch",
+                    r"\] Failed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): |\bFailed to register memory (?:0x[0-9a-fA-F]+|\(nil\)): [^\[\r\n]+ \[\d+\]|(?:Rdma|Efa)Transport: Failed to register memory: addr |Memory region not registered by any active device\(s\)|Sync batch data transfer timeout after \d+ns|\] Transfer failed for task\d*\s*$|\bPut operation failed with error: TRANSFER_FAIL\b|\bFailed to complete transfers after (?P<stuck_s>\d+) seconds for batch",
                     &[
                         "mooncake/store/*",
                         "mooncake/rdma_context/failed-to-register-memory",
                         "mooncake/rdma_transport/failed-to-register-memory-batch",
+                        "mooncake/efa_transport/failed-to-register-memory-batch",
                         "mooncake/rdma_transport/memory-region-not-registered",
                         "mooncake/transfer_engine_py/sync-batch-transfer-timeout",
                     ],
@@ -884,10 +900,12 @@ pub(super) static VERBS: Table = Table {
                 // `No available RNIC` (`Device mlx5_3 port not active`, `Disable device`)
                 // are also what a healthy host with an unused port prints: left alone.
                 pat(
-                    r"RdmaTransport: (?:No available RNIC|cannot initialize RDMA resources)|\bFailed to register memory region with context -?\d+|\bFailed to install RDMA transport\b|\bNo matched device found: |\] ibv_open_device\([^)\r\n]*\) failed|\bFailed to query GID -?\d+ on |\bGID is NULL, please check your GID index|\bFailed to allocate new protection domain on device |SocketHandShakePlugin: (?:connect\(\)|failed to (?:send|receive) handshake message)|\bPeer NIC \S+ not found in |\breceived packet mismatch\b|\bActive handshake RPC failed; resetting endpoint|\bFailed to select remote NIC for address ",
+                    r"RdmaTransport: (?:No available RNIC|cannot initialize RDMA resources)|\bEfaTransport: (?:No available EFA devices|cannot initialize EFA resources|cannot start handshake daemon|No EFA devices found\s*$)|\bFailed to register memory region with context -?\d+|\bFailed to install RDMA transport\b|\bNo matched device found: |\] ibv_open_device\([^)\r\n]*\) failed|\bFailed to query GID -?\d+ on |\bGID is NULL, please check your GID index|\bFailed to allocate new protection domain on device |SocketHandShakePlugin: (?:connect\(\)|failed to (?:send|receive) handshake message)|\bPeer NIC \S+ not found in |\breceived packet mismatch\b|\bActive handshake RPC failed; resetting endpoint|\bFailed to select remote NIC for address ",
                     &[
                         "mooncake/rdma_transport/no-available-rnic",
                         "mooncake/rdma_transport/cannot-initialize-rdma-resources",
+                        "mooncake/efa_transport/no-*",
+                        "mooncake/efa_transport/cannot-*",
                         "mooncake/rdma_transport/failed-to-register-mr-with-context",
                         "mooncake/transfer_engine/failed-to-install-rdma-transport",
                         "mooncake/rdma_context/no-matched-device-found",
@@ -1079,9 +1097,10 @@ pub(super) static VERBS: Table = Table {
                     r"(?:terminate called after throwing an instance of 'ucxx::|Unhandled exception: N4ucxx\d+)(?P<error>(?:TimedOut|ConnectionReset|Unreachable|EndpointTimeout|IO|NotConnected|Rejected|FirstLinkFailure|LastLinkFailure|FirstEndpointFailure|LastEndpointFailure|NoDevice)Error)",
                     &["ucxx/exception/terminate-*", "ucxx/exception/ray-*"],
                 ),
-                // TensorFlow 1.x's verbs transport (contrib/verbs): CHECKs that abort.
+                // TensorFlow 1.x's verbs transport (contrib/verbs, and Yahoo's fork): CHECKs that abort,
+                // among them a verbs call that returned an error.
                 pat(
-                    r"\bThere is no active port in the system\b|\bCheck failed: context Open context failed for ",
+                    r"\bThere is no active port in the system\b|\bCheck failed: context Open context failed for |\bCheck failed: !\(?(?:\w+ = )?(?P<op>ibv_\w+)\(",
                     &["tensorflow/verbs/*"],
                 ),
                 pat(
