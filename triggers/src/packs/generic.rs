@@ -35,9 +35,13 @@ const NOT_A_FAILURE: &[&str] = &[
     // A feature turned off and gone on without (libfabric's `MR cache init failed:
     // … MR caching disabled.`).
     r"\bdisabled\.?\s*$",
-    // libfabric without gdrcopy (its CUDA support goes on without it), and its sockets
-    // provider closing a connection whose socket is already gone: warn level, healthy runs.
-    r"<warn> (?:gdr_open failed!|gdrcopy_dl_hmem_init failed!|gdrcopy initialization failed!|failed to unmonitor fd )",
+    // libfabric without gdrcopy (its CUDA support goes on without it): warn level, healthy
+    // runs. And the sockets provider's connection management (`::sockets:ep_ctrl:`),
+    // whose thread races the close of every healthy connection (`failed to unmonitor fd
+    // 15: -9`, `failed to read from fd: Bad file descriptor`, `io failed for fd 16`; seen
+    // at random in `tests/healthy_stacks.rs`): a lost peer there surfaces in the
+    // application's own error.
+    r"<warn> (?:gdr_open failed!|gdrcopy_dl_hmem_init failed!|gdrcopy initialization failed!)|::sockets:ep_ctrl:",
 ];
 
 /// What follows a failed call's name: a failure word, or a null or error return.
