@@ -42,6 +42,34 @@ fn test_reports_each_firing_as_json_with_groups_and_exits_0() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("2 firing(s) in 4 line(s) of 1 file(s)"));
 }
 
+/// Docker's json-file log driver: lines are matched on their `log` text, so the
+/// watchdog line's duration still back-dates and a wording that ends the line fires.
+#[test]
+fn test_reads_docker_json_file_logs_by_what_the_container_printed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("0123abcd-json.log");
+    let entry = |text: &str| {
+        serde_json::json!({"log": format!("{text}\n"), "stream": "stderr", "time": "2026-12-07T10:00:00.000000001Z"})
+            .to_string()
+    };
+    let text = [
+        entry(HEALTHY),
+        entry(WATCHDOG),
+        entry("torch.distributed.DistStoreError: Socket Timeout"),
+    ]
+    .join("\n");
+    std::fs::write(&log, text + "\n").expect("write log");
+    let o = run(tripcap().args(["triggers", "test", "--json"]).arg(&log));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = json_lines(&o.stdout);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0]["line_no"], 2);
+    assert_eq!(rows[0]["class"], "nccl_timeout");
+    assert_eq!(rows[0]["stuck_for_ms"], 600_011);
+    assert_eq!(rows[1]["line_no"], 3);
+    assert_eq!(rows[1]["class"], "nccl_timeout");
+}
+
 #[test]
 fn test_without_firings_and_as_a_table_still_exits_0() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -32,6 +32,8 @@ use tokio::sync::mpsc::Receiver;
 use tripcap_triggers::perftest::{Breach, Measure, PerftestEvent, PerftestParser, Thresholds};
 use tripcap_triggers::{evidence, LineMatch, ScanCache, TimeContext, TriggerSet};
 
+mod docker_json;
+
 use crate::follow::LogLine;
 use crate::recorder::{Fired, Firing, Recorder, TriggerId, TriggerSpec, TriggerTable};
 
@@ -125,17 +127,21 @@ impl Matcher {
     /// (whole lines, see [`TriggerSet::lines_that_may_fire`]) that
     /// [`Matcher::line`] must be given: the lines that may fire, found in one
     /// pass over the chunk, or every line when `[perftest]` thresholds are set
-    /// (their parser reads every line). The lines left out fire nothing.
+    /// (their parser reads every line), or when the chunk is Docker's json-file
+    /// (the filter reads the raw bytes; [`Matcher::line`] unwraps each line first).
+    /// The lines left out fire nothing.
     pub fn lines_to_match(&mut self, chunk: &[u8], out: &mut Vec<Range<usize>>) {
-        match self.perftest {
-            Some(_) => tripcap_triggers::scan::all_lines(chunk, out),
-            None => self.set.lines_that_may_fire(chunk, &mut self.scan, out),
+        if self.perftest.is_some() || docker_json::is_envelope(chunk) {
+            tripcap_triggers::scan::all_lines(chunk, out)
+        } else {
+            self.set.lines_that_may_fire(chunk, &mut self.scan, out)
         }
     }
 
     /// Match one line of `source` read at `read_ns`; pushes a [`Firing`] for
     /// each trigger it fires, placed by the line's evidence, into `out` (cleared
     /// first; the line itself is not copied in) and returns whether there are any.
+    /// A line of Docker's json-file log is matched on what the program printed.
     pub fn line(
         &mut self,
         source: &Arc<Path>,
@@ -145,6 +151,8 @@ impl Matcher {
     ) -> bool {
         out.clear();
         self.matches.clear();
+        let unwrapped = docker_json::unwrap(bytes);
+        let bytes = unwrapped.as_deref().map_or(bytes, str::as_bytes);
         // The chunk filter first: it rules out most lines for a fraction of what
         // finding which patterns match costs.
         let matched = self.set.may_fire(bytes, &mut self.scan)
@@ -386,6 +394,32 @@ mod tests {
         lines.clear();
         m.lines_to_match(chunk, &mut lines);
         assert_eq!(lines, vec![0..32, 33..86, 87..106]);
+    }
+
+    /// Docker's json-file: the wording that ends a line and the quote inside one are
+    /// matched as the program printed them, in the chunk path as in the line path.
+    #[test]
+    fn docker_json_file_lines_are_matched_on_what_the_program_printed() {
+        let set = TriggerSet::new(tripcap_triggers::all_packs()).expect("packs compile");
+        let mut m = Matcher::new(set, None);
+        let lines: [&[u8]; 3] = [
+            br#"{"log":"RuntimeError: Socket Timeout\n","stream":"stderr","time":"2026-12-07T10:00:00.1Z"}"#,
+            br#"{"log":"NCCL INFO Bootstrap : Using eth0\n","stream":"stdout","time":"2026-12-07T10:00:00.2Z"}"#,
+            br#"{"log":"[rank1]:[W1229 22:06:38.480071392 ProcessGroupNCCL.cpp:1662] [PG ID 0 PG GUID 0 Rank 1] Failed to check the \"should dump\" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Broken pipe\n","stream":"stderr","time":"2026-12-07T10:00:00.3Z"}"#,
+        ];
+        let mut firings = Vec::new();
+        let fired: Vec<bool> = lines
+            .iter()
+            .map(|l| m.line(&src(), l, 0, &mut firings))
+            .collect();
+        assert_eq!(fired, [true, false, true]);
+        // As one chunk: every line reaches `line` (the filter would read the envelope).
+        let chunk = lines.join(&b'\n');
+        let mut ranges = Vec::new();
+        m.lines_to_match(&chunk, &mut ranges);
+        assert_eq!(ranges.len(), 3);
+        // The same lines unwrapped fire the same way: the envelope changes nothing else.
+        assert!(m.line(&src(), b"RuntimeError: Socket Timeout", 0, &mut firings));
     }
 
     #[test]

@@ -209,11 +209,11 @@ pub(super) static GENERIC: Table = Table {
             name: "ucx-status-failed",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "a UCX application reports an operation or endpoint that failed with one of UCX's own fatal statuses (`Destination is unreachable`, `Connection reset by remote peer`, `Endpoint timeout`: `ucs_status_string` of UCS_ERR_UNREACHABLE, _CONNECTION_RESET, _ENDPOINT_TIMEOUT)",
+            description: "a UCX application reports an operation or endpoint that failed with one of UCX's own fatal statuses (`Destination is unreachable`, `Connection reset by remote peer`, `Endpoint timeout`, `Operation rejected by remote peer`: `ucs_status_string` of UCS_ERR_UNREACHABLE, _CONNECTION_RESET, _ENDPOINT_TIMEOUT, _REJECTED)",
             example: "error handling callback was invoked with status -6 (Destination is unreachable)",
             patterns: &[
                 pat(
-                    r"(?i:fail(?:ed|ure)?|error|unable to|status -?\d+)\b[^\n]{0,120}?(?P<error>Destination is unreachable|Connection reset by remote peer|Endpoint timeout)",
+                    r"(?i:fail(?:ed|ure)?|error|unable to|status -?\d+)\b[^\n]{0,120}?(?P<error>Destination is unreachable|Connection reset by remote peer|Endpoint timeout|Operation rejected by remote peer)",
                     &["generic/ucx-status/*"],
                 ),
                 // UCX's client/server example (and the programs built from it): the endpoint's
