@@ -7,10 +7,13 @@
 //! verbose lines asked for, and `tripcap triggers test` over all of them must fire
 //! nothing: these are the warnings a healthy job's log carries (providers probed and
 //! refused, gdrcopy absent, connections closed at teardown). A client with no server
-//! is the control: its `failed to connect` must fire.
+//! is the control: its `failed to connect` must fire. Open MPI runs a small job
+//! (mpi4py: allreduce, broadcast, barrier) over each of its transports (ob1 over TCP and
+//! shared memory, the UCX PML, the libfabric MTL) with its components at verbosity 100.
 //!
-//! Needs `fi_pingpong` (Debian: libfabric-bin) and `ucx_perftest`, `ucx_info`
-//! (ucx-utils); `.ci/run` installs them.
+//! Needs `fi_pingpong` (Debian: libfabric-bin), `ucx_perftest`, `ucx_info` (ucx-utils),
+//! `mpirun` (openmpi-bin) and the system Python's mpi4py (python3-mpi4py); `.ci/run`
+//! installs them.
 
 mod common;
 
@@ -141,6 +144,18 @@ fn firings(logs: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
+/// `tripcap triggers test` fires nothing on `logs` (else each firing and its line).
+fn nothing_fires(logs: &[PathBuf], what: &str) {
+    let fired = firings(logs);
+    let shown: Vec<String> = fired.iter().map(|f| line_of(f)).collect();
+    assert!(
+        fired.is_empty(),
+        "{what} fired {} trigger(s):\n{}",
+        fired.len(),
+        shown.join("\n")
+    );
+}
+
 /// The line `firing` (a JSON object with `file` and `line_no`) points at.
 fn line_of(firing: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(firing).expect("JSON firing");
@@ -248,17 +263,7 @@ fn healthy_libfabric_and_ucx_runs_at_debug_level_fire_nothing() {
         count(ucx_logs, "UCX  DEBUG")
     );
 
-    let fired = firings(&logs);
-    assert!(
-        fired.is_empty(),
-        "healthy runs fired {} trigger(s):\n{}",
-        fired.len(),
-        fired
-            .iter()
-            .map(|f| line_of(f))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    nothing_fires(&logs, "healthy runs");
 
     // The control: a client with no server fails, and that fires.
     let port = free_port().to_string();
@@ -279,4 +284,65 @@ fn healthy_libfabric_and_ucx_runs_at_debug_level_fire_nothing() {
             .any(|f| f.contains("\"class\":\"rdma_verbs_error\"")),
         "the failed connect fired nothing: {fired:?}"
     );
+}
+
+/// What each rank runs: collectives and a barrier, then rank 0 says `ok`.
+const MPI_JOB: &str = "from mpi4py import MPI
+c = MPI.COMM_WORLD
+s = 0
+for i in range(200):
+    s += c.allreduce(i, op=MPI.SUM)
+    c.bcast(bytearray(65536) if c.rank == 0 else None, root=0)
+c.Barrier()
+if c.rank == 0:
+    print('ok', s)
+";
+
+#[test]
+fn healthy_open_mpi_jobs_at_full_verbosity_fire_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("job.py");
+    std::fs::write(&job, MPI_JOB).expect("write the job");
+    let job = job.to_str().expect("a UTF-8 temp path").to_string();
+    let mut logs = Vec::new();
+    for (name, args) in [
+        (
+            "ompi-ob1-tcp",
+            "--mca pml ob1 --mca btl tcp,self --mca btl_base_verbose 100 --mca pml_base_verbose 100",
+        ),
+        (
+            "ompi-ob1-vader",
+            "--mca pml ob1 --mca btl vader,self --mca btl_base_verbose 100",
+        ),
+        (
+            "ompi-ucx",
+            "--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any --mca pml_ucx_verbose 100 \
+             --mca pml_base_verbose 100 -x UCX_LOG_LEVEL=info -x UCX_TLS=tcp,self,sm",
+        ),
+        (
+            "ompi-ofi",
+            "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_exclude shm,sockets,tcp,udp,rstream \
+             --mca mtl_base_verbose 100 --mca mtl_ofi_verbose 100 -x FI_LOG_LEVEL=warn",
+        ),
+    ] {
+        let log = dir.path().join(format!("{name}.log"));
+        let mut argv = vec!["--allow-run-as-root", "--oversubscribe", "-np", "2"];
+        argv.extend(args.split_whitespace());
+        argv.extend(["/usr/bin/python3", job.as_str()]);
+        let status = command("mpirun", &argv, &[], &log)
+            .status()
+            .unwrap_or_else(|e| panic!("mpirun does not run ({e}): install openmpi-bin"));
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            status.success() && text.lines().any(|l| l.starts_with("ok ")),
+            "{name}: the job failed ({status}):\n{text}"
+        );
+        logs.push(log);
+    }
+    assert!(
+        count(&logs, "mca:") >= 40,
+        "Open MPI printed too little at verbosity 100: {} component lines",
+        count(&logs, "mca:")
+    );
+    nothing_fires(&logs, "healthy MPI jobs");
 }
