@@ -266,7 +266,7 @@ pub(super) static MPI: Table = Table {
                     ],
                 ),
                 pat(
-                    r"Error: (?:ucx (?:send|recv|bsend|msg recv) failed|mca_pml_ucx_send_nbr failed|ucp_disconnect_nb\(-?\d+\) failed|disconnect request failed|Failed to receive UCX worker address): (?P<error>[^\r\n]+)|Error: Open MPI couldn't distribute EP connection details",
+                    r"Error: (?:ucx (?:send|recv|bsend|msg recv) failed|mca_pml_ucx_send_nbr failed|ucp_disconnect_nb\(-?\d+\) failed|disconnect request failed|Failed to receive UCX worker address): (?P<error>[^\r\n]+)|Error: Open MPI couldn't distribute EP connection details|\bpml_ucx\.c:\d+ +Error: Failed to create UCP worker\b",
                     &[
                         "ompi/pml-ucx/send-failed*",
                         "ompi/pml-ucx/recv-failed*",
@@ -278,6 +278,7 @@ pub(super) static MPI: Table = Table {
                         "ompi/pml-ucx/disconnect-*",
                         "ompi/pml-ucx/recv-worker-address-failed*",
                         "ompi/pml-ucx/distribute-ep-details*",
+                        "ompi/pml-ucx/create-worker-failed",
                     ],
                 ),
                 // The PML or SPML asked for (`--mca pml ucx`) could not start: the process
@@ -324,7 +325,7 @@ pub(super) static MPI: Table = Table {
                 // no text in it). The texts that name no call or place, only as a frame of
                 // the error stack (`find_provider(2683)....: `, the dots 0 or more).
                 pat(
-                    r"\bOFI (?P<op>\w+)\(\) failure\b|\*\*ofid?_\w+ [\w.]+ \d+ \w+ (?P<error>[^\r\n]+)|\w\(-?\d+\)\.*: (?:OFI call \w+ failed\s*$|OFI get address vector map failed|OFI Provider name does not match configure-time provider name|No valid libfabric provider|OFI has a different number of nics available|Operation could not be issued \(EAGAIN\))",
+                    r"\bOFI (?P<op>\w+)\(\) failure\b|\*\*ofid?_\w+ [\w.]+ \d+ \w+ (?P<error>[^\r\n]+)|\w\(-?\d+\)\.*: (?:OFI (?:call \w+|[A-Za-z][\w ]*?(?:\(\))?) failed\s*$|OFI get address vector map failed|OFI Provider name does not match configure-time provider name|No valid libfabric provider|OFI has a different number of nics available|Operation could not be issued \(EAGAIN\))",
                     &[
                         "mpich/ofi/getinfo-*",
                         "mpich/ofi/addrinfo-failure",
@@ -334,7 +335,13 @@ pub(super) static MPI: Table = Table {
                         "mpich/ofi/no-valid-provider",
                         "mpich/ofi/num-nics-mismatch",
                         "mpich/ofi/eagain-retries-exhausted",
+                        "mpich/ofi/frame-*",
                     ],
+                ),
+                // A frame's place and error on a line of their own (a wrapped stack).
+                pat(
+                    r"(?:^|[\s:>\]])\([\w.]+\.[ch]:\d+:MPIDI_OFI_\w+:(?P<error>[^)\r\n]+)\)\s*$",
+                    &["mpich/ofi/frame-place-on-its-own-line"],
                 ),
                 // Cray MPICH on CXI: the completion queue is exhausted and progress stalls.
                 pat(r"MPICH WARNING: OFI is failing to make progress", &["mpich/ofi/failing-to-make-progress"]),

@@ -36,7 +36,7 @@ use super::{pat, Builtin, Fallbacks, Table, PRE};
 /// HCCL's own log line at ERROR (`[ERROR] HCCL(pid,process):date [file:line] …`) that says
 /// something timed out: `pytorch-nccl-timeout`'s, vetoed in `pytorch-nccl-error`.
 const HCCL_ERROR_TIMEOUT: &str =
-    r"\[ERROR\] ?HCCL\(\d+,[^)]*\):[^\r\n]*?(?i:timeout|times out|timed out)";
+    r"\[ERROR\] ?HCCL\(\d+ ?,[^)]*\):[^\r\n]*?(?i:timeout|times out|timed out)";
 
 /// The line header of PyTorch's torchcomms NCCL backend (`nccl2`, 2.14+):
 /// `[TC][rank=N][name=G] `.
@@ -204,8 +204,8 @@ pub(super) static PYTORCH: Table = Table {
                 // HCCL's own log at ERROR (any other failure than a timeout), and its
                 // heartbeat: a rank lost (the process exited, the network went down).
                 pat(
-                    r"\[ERROR\] ?HCCL\(\d+,[^)]*\):",
-                    &["hccl/log/error-topo-detect", "hccl/log/error-rank-num-different", "hccl/transport/transport-init-error"],
+                    r"\[ERROR\] ?HCCL\(\d+ ?,[^)]*\):",
+                    &["hccl/log/error-topo-detect", "hccl/log/error-rank-num-different", "hccl/transport/transport-init-error", "hccl/log/error-socket-connection-failure"],
                 ),
                 pat(
                     r"ExceptionType:\[Heartbeat Lost Occurred\]|\bHeartbeat Lost Occurred, Possible Reason|\]: rank \[[^\]]+\] status\[LOST\] by rank \[",
