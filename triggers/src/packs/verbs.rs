@@ -947,10 +947,10 @@ pub(super) static VERBS: Table = Table {
         // connection is failed: `Fail to complete rdma handshake`), a bad completion, a CQ
         // that overran or could not be polled, the transport not starting. The lines where
         // it goes on over TCP (`…, fallback to tcp:`), tries the next device (`Device mlx5_1
-        // port not active`) or goes without ECE are look-alike rows. A QP state change or
-        // a QP, CQ, PD or registration that failed is worded as any verbs program words it:
-        // those rows are the generic triggers'. A completion with status 12 is
-        // `verbs-retry-exceeded`'s.
+        // port not active`) or goes without ECE are look-alike rows. A QP state change, a
+        // QP, CQ or PD that could not be created and a failed receive post are worded as any
+        // verbs program words them: those rows are the generic triggers'. A completion with
+        // status 12 is `verbs-retry-exceeded`'s.
         Builtin {
             name: "brpc-rdma-error",
             class: "rdma_verbs_error",
