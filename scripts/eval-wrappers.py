@@ -10,29 +10,17 @@ a whole line in colour, Python logging, `kubectl logs --prefix`, a JSON message 
 for each form, prints how many positives that fire with their class as given still do, and
 how many negatives fire. -v lists the first misses of each form.
 """
-import json, subprocess, sys, collections, tempfile, os
+import importlib.util, json, os, sys
 if len(sys.argv) < 3:
     print(__doc__.strip())
     sys.exit(2)
 BIN = sys.argv[1]
-def load(p):
-    rows=[]
-    with open(p,encoding="utf-8",errors="surrogateescape") as f:
-        next(f)
-        for l in f:
-            l=l.rstrip("\n")
-            if not l: continue
-            c,s,line=l.split("\t",2); rows.append((c,line))
-    return rows
-def fire(lines):
-    with tempfile.NamedTemporaryFile("w",delete=False,encoding="utf-8",errors="surrogateescape",newline="") as t:
-        for line in lines: t.write(line+"\n")
-    out=subprocess.run([BIN,"triggers","test","--json",t.name],capture_output=True,text=True).stdout
-    got=collections.defaultdict(set)
-    for l in out.splitlines():
-        if l.startswith("{"):
-            j=json.loads(l); got[j["line_no"]].add(j["class"])
-    return got
+# The corpus loader and the runner of `triggers test` are eval-triggers.py's.
+_spec = importlib.util.spec_from_file_location(
+    "eval_triggers", os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval-triggers.py"))
+_ev = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_ev)
+def load(path): return [(c, line) for c, _, line in _ev.load(path)]
+def fire(lines): return {n: {c for _, c in hits} for n, hits in _ev.fire(BIN, lines).items()}
 W={
  "none": lambda l:l,
  "cri": lambda l:"2024-05-01T12:00:00.123456789Z stderr F "+l,

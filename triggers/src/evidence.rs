@@ -177,12 +177,12 @@ const STUCK_FOR: &[(&str, Unit)] = &[
     ),
     // ProcessGroupXCCL's `wait()` (torch-xpu-ops).
     (
-        r"(?:\b|\[[\d;]*m)Work (?:timed out|ran time out) after (\d{1,15}) milliseconds",
+        r"\bWork (?:timed out|ran time out) after (\d{1,15}) milliseconds",
         Unit::Millis,
     ),
     // oneCCL's key-value store while the ranks set up: the connection, a key's wait.
     (
-        r"(?:\b|\[[\d;]*m)connection time \((\d{1,12})\) >= limit \(",
+        r"\bconnection time \((\d{1,12})\) >= limit \(",
         Unit::Seconds,
     ),
     (
@@ -326,7 +326,7 @@ enum Unit {
 static STUCK_FOR_RES: LazyLock<Vec<(Regex, Unit)>> = LazyLock::new(|| {
     STUCK_FOR
         .iter()
-        .map(|(p, unit)| (re(&format!("(?-u){p}")), *unit))
+        .map(|(p, unit)| (re(&format!("(?-u){}", crate::colour::tolerate(p))), *unit))
         .collect()
 });
 

@@ -6,6 +6,7 @@
 //! - [`set`]: [`TriggerSet`], which matches a line against every trigger in one pass;
 //! - [`scan`]: which lines of a whole chunk of a log may fire, in one pass over the chunk;
 //! - [`which`]: which patterns of the set match one of those lines;
+//! - `colour`: the colour codes a pattern's line boundaries allow;
 //! - [`packs`]: the built-in packs (`nccl`, `pytorch`, `perftest`, `verbs`, …);
 //! - [`formats`]: the format strings of the programs that print the lines, which
 //!   every built-in pattern cites (`triggers/formats/*.tsv`);
@@ -14,6 +15,7 @@
 //! - [`perftest`]: a streaming parser of perftest output with bandwidth and
 //!   latency thresholds.
 
+mod colour;
 pub mod def;
 pub mod evidence;
 pub mod formats;
