@@ -7,6 +7,8 @@
 //! - [`scan`]: which lines of a whole chunk of a log may fire, in one pass over the chunk;
 //! - [`which`]: which patterns of the set match one of those lines;
 //! - `colour`: the colour codes a pattern's line boundaries allow;
+//! - `literals`: the strings a pattern's every match holds, so a set can leave a
+//!   pattern uncompiled until a line holds one of them;
 //! - [`packs`]: the built-in packs (`nccl`, `pytorch`, `perftest`, `verbs`, …);
 //! - [`formats`]: the format strings of the programs that print the lines, which
 //!   every built-in pattern cites (`triggers/formats/*.tsv`);
@@ -19,6 +21,7 @@ mod colour;
 pub mod def;
 pub mod evidence;
 pub mod formats;
+mod literals;
 pub mod packs;
 pub mod perftest;
 pub mod scan;

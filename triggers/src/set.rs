@@ -5,6 +5,18 @@
 //! ([`crate::which`]) however many triggers are configured; capture groups are
 //! extracted only for the patterns that matched (each pattern's own regex is
 //! compiled the first time it fires).
+//!
+//! It does so lazily. Compiling the 750 built-in patterns and vetoes takes a
+//! twelfth of a second, most of what `tripcap triggers test` spends on a short
+//! log. So a new set holds only a gate: an Aho-Corasick automaton of the
+//! literals each firing pattern requires ([`crate::literals`]; the built-in
+//! ones from a table made when the packs change). A line that holds none of a
+//! pattern's literals cannot match it; a line that holds some is matched
+//! against those patterns alone, each compiled the first time. Once the gate has
+//! let [`LAZY_LINES`] lines through, the whole set is compiled and used from
+//! then on. Both ways give the same answers (tests compare them on every
+//! generated and corpus line).
+//!
 //! Lines are bytes, not `str`: logs hold non-UTF-8 garbage and ANSI colour
 //! codes, and a line that is not valid UTF-8 must still be able to fire.
 //!
@@ -12,13 +24,17 @@
 //! over a chunk of many lines the few that [`TriggerSet::match_line`] then has to
 //! look at ([`crate::scan`]).
 
+use std::cell::RefCell;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::bytes::Regex;
 use regex_syntax::hir::Hir;
 
 use crate::def::TriggerDef;
+use crate::literals::{self, Known};
 use crate::scan::{self, FilterCache, LineFilter};
 use crate::which::WhichPatterns;
 
@@ -110,20 +126,98 @@ impl Role {
 }
 
 /// Every pattern of every trigger, compiled for one pass per line.
-#[derive(Debug, Clone)]
+///
+/// Compiled in two steps (see the module doc): at first only a gate of the
+/// patterns' required literals ([`crate::literals`]), with each pattern compiled
+/// alone the first time a line holds one of its literals; then, once the gate has
+/// let through [`LAZY_LINES`] lines, the whole set at once.
+#[derive(Debug)]
 pub struct TriggerSet {
     defs: Vec<TriggerDef>,
+    /// Every pattern and veto, in the order of the which-patterns set.
+    roles: Vec<Role>,
+    /// Same order as `roles`: the pattern's own regex, compiled the first time
+    /// it is needed (to match it on its own while the set is lazy, for its
+    /// capture groups once it fires); `None` should it not compile alone.
+    alone: Vec<OnceLock<Option<Regex>>>,
+    /// Per trigger: the indices (in `roles`) of its vetoes.
+    vetoes: Vec<Vec<usize>>,
+    /// Which patterns a line may match, by their literals: `None` when the
+    /// whole set was compiled at the start.
+    gate: Option<Gate>,
+    /// The whole set: compiled at the start without a gate, else once the gate
+    /// has let [`LAZY_LINES`] lines through; `None` inside when it could not be
+    /// (too big: the set stays lazy, every pattern alone).
+    full: OnceLock<Option<Full>>,
+    /// Lines the gate has let through so far.
+    passed: AtomicUsize,
+    /// Lines the gate lets through before the whole set is compiled
+    /// ([`LAZY_LINES`]).
+    lazy_lines: usize,
+}
+
+/// Lines the literal gate lets through before the whole set is compiled. A short
+/// log (or the first of a followed one) compiles only the patterns its lines may
+/// match; a long one pays once for the automata that scan it fastest.
+const LAZY_LINES: usize = 1000;
+
+/// The whole set, compiled.
+#[derive(Debug, Clone)]
+struct Full {
     /// Every pattern and veto: which of them match a line.
     set: WhichPatterns,
-    /// Same order as `set`.
-    roles: Vec<Role>,
-    /// Same order as `set`: the pattern's own regex, for its capture groups,
-    /// compiled the first time it fires (`None` for vetoes, for a pattern
-    /// without named groups, and should it not compile alone: no groups then).
-    captures: Vec<OnceLock<Option<Regex>>>,
     /// The firing patterns over whole chunks of lines; `None` when there are
     /// none, or their automaton is too big (then every line is looked at).
     filter: Option<LineFilter>,
+}
+
+/// Which firing patterns a line may match, by their required literals.
+#[derive(Debug, Clone)]
+struct Gate {
+    /// Every firing pattern's literals; `None` when no pattern has any.
+    literals: Option<AhoCorasick>,
+    /// Per literal of `literals`: the pattern (index in `roles`) it is from.
+    owner: Vec<usize>,
+    /// Firing patterns with no required literal: tried on every line.
+    always: Vec<usize>,
+}
+
+impl Gate {
+    /// The firing patterns (indices in `roles`, ascending, each once) that `line`
+    /// may match; `into` is cleared first.
+    /// `lower` is a buffer for the line in lower case.
+    fn candidates(&self, line: &[u8], lower: &mut Vec<u8>, into: &mut Vec<usize>) {
+        into.clear();
+        into.extend_from_slice(&self.always);
+        if let Some(ac) = &self.literals {
+            // The literals are lower case: the line is searched in lower case
+            // (cheaper than an automaton that folds case itself, which took
+            // longer to build than the rest of starting up).
+            lower.clear();
+            lower.extend(line.iter().map(u8::to_ascii_lowercase));
+            into.extend(
+                ac.find_overlapping_iter(lower.as_slice())
+                    .map(|m| self.owner[m.pattern().as_usize()]),
+            );
+        }
+        into.sort_unstable();
+        into.dedup();
+    }
+}
+
+impl Clone for TriggerSet {
+    fn clone(&self) -> Self {
+        TriggerSet {
+            defs: self.defs.clone(),
+            roles: self.roles.clone(),
+            alone: self.alone.clone(),
+            vetoes: self.vetoes.clone(),
+            gate: self.gate.clone(),
+            full: self.full.clone(),
+            passed: AtomicUsize::new(self.passed.load(Ordering::Relaxed)),
+            lazy_lines: self.lazy_lines,
+        }
+    }
 }
 
 /// `here()` on this thread while `there()` runs on another (or after it, on
@@ -216,15 +310,10 @@ fn compile(pattern: &str) -> Option<Regex> {
         .ok()
 }
 
-/// Whether `hir` has a named capture group.
-fn has_named_group(hir: &Hir) -> bool {
-    use regex_syntax::hir::HirKind;
-    match hir.kind() {
-        HirKind::Capture(c) => c.name.is_some() || has_named_group(&c.sub),
-        HirKind::Repetition(r) => has_named_group(&r.sub),
-        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().any(has_named_group),
-        _ => false,
-    }
+/// Whether `pattern` may have a named capture group (a cheap look at its text:
+/// `\(?P<` in a pattern makes it say yes, which only costs a compile).
+fn names_groups(pattern: &str) -> bool {
+    pattern.contains("(?P<") || pattern.contains("(?<")
 }
 
 /// The which-patterns automaton of `hirs`.
@@ -232,94 +321,245 @@ fn build_set(hirs: &[Hir]) -> Result<WhichPatterns, String> {
     WhichPatterns::new(hirs, SET_SIZE_LIMIT, SET_DFA_CACHE).map_err(|e| one_line(&e))
 }
 
+/// Every pattern and veto of `defs` with its role, in set order, up to the
+/// first trigger that is wrong whatever its patterns (returned beside them: its
+/// error comes after theirs).
+fn jobs(defs: &[TriggerDef]) -> (Vec<(&str, Role)>, Option<Error>) {
+    let mut jobs: Vec<(&str, Role)> = Vec::new();
+    for (t, def) in defs.iter().enumerate() {
+        if defs[..t].iter().any(|d| d.name == def.name) {
+            return (jobs, Some(Error::DuplicateName(def.name.clone())));
+        } else if def.patterns.is_empty() {
+            return (jobs, Some(Error::NoPattern(def.name.clone())));
+        }
+        for (p, pat) in def.patterns.iter().enumerate() {
+            jobs.push((
+                pat,
+                Role::Fire {
+                    trigger: t,
+                    pattern: p,
+                },
+            ));
+        }
+        for (u, pat) in def.unless.iter().enumerate() {
+            jobs.push((
+                pat,
+                Role::Veto {
+                    trigger: t,
+                    index: u,
+                },
+            ));
+        }
+    }
+    (jobs, None)
+}
+
+/// The whole set of `patterns` (in `roles` order), compiled: the which-patterns
+/// automaton and the chunk filter, side by side on two threads after parsing
+/// the patterns half on each.
+fn build_full(defs: &[TriggerDef], patterns: &[&str], roles: &[Role]) -> Result<Full, Error> {
+    let parsed = on_two_threads(patterns, |pattern| parse(pattern));
+    let mut hirs = Vec::with_capacity(patterns.len());
+    for (hir, &role) in parsed.into_iter().zip(roles) {
+        hirs.push(hir.map_err(|message| role.error(defs, message))?);
+    }
+    let firing = || -> Option<LineFilter> {
+        let firing: Vec<Hir> = hirs
+            .iter()
+            .zip(roles)
+            .filter(|(_, role)| matches!(role, Role::Fire { .. }))
+            .map(|(hir, _)| scan::trim_ends(&scan::for_buffers(hir)))
+            .collect();
+        match firing.is_empty() {
+            true => None,
+            false => LineFilter::new(&firing, SET_SIZE_LIMIT, SET_DFA_CACHE),
+        }
+    };
+    let (set, filter) = side_by_side(|| build_set(&hirs), firing);
+    let set = set.map_err(|message| blame(defs, roles, &hirs, message))?;
+    Ok(Full { set, filter })
+}
+
+/// What [`crate::literals`] says of `pattern`: from the built-in table, else
+/// parsed here (an error on one line when it is not a valid regex, or too big
+/// on its own).
+fn literals_of(pattern: &str) -> Result<Option<Vec<Vec<u8>>>, String> {
+    match literals::builtin().get(&literals::key(pattern)) {
+        Some(Known::Required(set)) => Ok(Some(set.clone())),
+        Some(Known::Any) => Ok(None),
+        None => {
+            let hir = parse(pattern)?;
+            match too_big(&hir) {
+                Some(message) => Err(message),
+                None => Ok(literals::required(&hir)),
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The candidate patterns of the line being matched (lazy sets), kept to
+    /// spare an allocation per line.
+    static CANDIDATES: RefCell<(Vec<u8>, Vec<usize>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
 impl TriggerSet {
     /// Compile `defs`. Fails on the first invalid or empty trigger, naming it.
     ///
-    /// Starting up is mostly parsing the patterns, then compiling the set and
-    /// the chunk filter; each of the two is done on two threads (with the
-    /// filter's trie in one arena, `triggers test` of an empty log with the
-    /// built-in packs went from 84 to 60 ms).
+    /// Only the literal gate is built here (the built-in patterns' literals
+    /// come from a table, a user's patterns are parsed and checked): an empty log
+    /// with the built-in packs costs what it did with a tenth of the patterns. A
+    /// set whose patterns offer no gate is compiled whole, as the gate would
+    /// have it compiled once [`LAZY_LINES`] lines went through.
     pub fn new(defs: Vec<TriggerDef>) -> Result<Self, Error> {
-        // The patterns, each with its role, up to the first trigger that is
-        // wrong whatever its patterns (its error comes after theirs).
-        let mut jobs: Vec<(&str, Role)> = Vec::new();
-        let mut wrong = None;
-        for (t, def) in defs.iter().enumerate() {
-            if defs[..t].iter().any(|d| d.name == def.name) {
-                wrong = Some(Error::DuplicateName(def.name.clone()));
-            } else if def.patterns.is_empty() {
-                wrong = Some(Error::NoPattern(def.name.clone()));
-            }
-            if wrong.is_some() {
-                break;
-            }
-            for (p, pat) in def.patterns.iter().enumerate() {
-                jobs.push((
-                    pat,
-                    Role::Fire {
-                        trigger: t,
-                        pattern: p,
-                    },
-                ));
-            }
-            for (u, pat) in def.unless.iter().enumerate() {
-                jobs.push((
-                    pat,
-                    Role::Veto {
-                        trigger: t,
-                        index: u,
-                    },
-                ));
-            }
-        }
-        let parsed = on_two_threads(&jobs, |(pattern, _)| parse(pattern));
-        let mut hirs = Vec::with_capacity(jobs.len());
-        let mut roles = Vec::with_capacity(jobs.len());
-        let mut captures = Vec::with_capacity(jobs.len());
-        for (hir, &(_, role)) in parsed.into_iter().zip(&jobs) {
-            let hir = hir.map_err(|message| role.error(&defs, message))?;
-            // Vetoes, and patterns without named groups, never need their own regex.
-            captures.push(match role {
-                Role::Fire { .. } if has_named_group(&hir) => OnceLock::new(),
-                _ => OnceLock::from(None),
-            });
-            hirs.push(hir);
-            roles.push(role);
+        let (jobs, wrong) = jobs(&defs);
+        let known = on_two_threads(&jobs, |(pattern, _)| literals_of(pattern));
+        let mut literals = Vec::with_capacity(jobs.len());
+        for (lits, &(_, role)) in known.into_iter().zip(&jobs) {
+            literals.push(lits.map_err(|message| role.error(&defs, message))?);
         }
         if let Some(wrong) = wrong {
             return Err(wrong);
         }
-        let firing = || -> Option<LineFilter> {
-            let firing: Vec<Hir> = hirs
-                .iter()
-                .zip(&roles)
-                .filter(|(_, role)| matches!(role, Role::Fire { .. }))
-                .map(|(hir, _)| scan::trim_ends(&scan::for_buffers(hir)))
-                .collect();
-            match firing.is_empty() {
-                true => None,
-                false => LineFilter::new(&firing, SET_SIZE_LIMIT, SET_DFA_CACHE),
+        let roles: Vec<Role> = jobs.iter().map(|&(_, role)| role).collect();
+        let mut vetoes = vec![Vec::new(); defs.len()];
+        let (mut owner, mut needles, mut always) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, (role, lits)) in roles.iter().zip(literals).enumerate() {
+            match (role, lits) {
+                (Role::Veto { trigger, .. }, _) => vetoes[*trigger].push(i),
+                (Role::Fire { .. }, None) => always.push(i),
+                (Role::Fire { .. }, Some(set)) => {
+                    owner.extend(std::iter::repeat_n(i, set.len()));
+                    needles.extend(set);
+                }
             }
+        }
+        let literals = match needles.is_empty() {
+            true => Ok(None),
+            false => AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .build(&needles)
+                .map(Some),
         };
-        let (set, filter) = side_by_side(|| build_set(&hirs), firing);
-        let set = set.map_err(|message| blame(&defs, &roles, &hirs, message))?;
-        Ok(TriggerSet {
+        let alone = roles.iter().map(|_| OnceLock::new()).collect();
+        let mut set = TriggerSet {
             defs,
-            set,
             roles,
-            captures,
-            filter,
+            alone,
+            vetoes,
+            gate: None,
+            full: OnceLock::new(),
+            passed: AtomicUsize::new(0),
+            lazy_lines: LAZY_LINES,
+        };
+        match literals {
+            Ok(literals) => {
+                set.gate = Some(Gate {
+                    literals,
+                    owner,
+                    always,
+                })
+            }
+            Err(_) => {
+                let full = set.build_full()?;
+                set.full = OnceLock::from(Some(full));
+            }
+        }
+        Ok(set)
+    }
+
+    /// Compile the whole set, as [`TriggerSet::new`] did before it had a gate
+    /// (and still does, should the gate not build). For tests and benchmarks that
+    /// compare the two.
+    #[doc(hidden)]
+    pub fn new_whole(defs: Vec<TriggerDef>) -> Result<Self, Error> {
+        let mut set = TriggerSet::new(defs)?;
+        let full = set.build_full()?;
+        set.gate = None;
+        set.full = OnceLock::from(Some(full));
+        Ok(set)
+    }
+
+    /// The same set, compiled whole only after `lines` lines went through the
+    /// gate (`usize::MAX`: never, unless a pattern does not compile alone). For
+    /// tests that compare the two ways of matching.
+    #[doc(hidden)]
+    pub fn with_lazy_lines(mut self, lines: usize) -> Self {
+        self.lazy_lines = lines;
+        self
+    }
+
+    fn build_full(&self) -> Result<Full, Error> {
+        let patterns: Vec<&str> = self.roles.iter().map(|&role| self.pattern(role)).collect();
+        build_full(&self.defs, &patterns, &self.roles)
+    }
+
+    fn pattern(&self, role: Role) -> &str {
+        match role {
+            Role::Fire { trigger, pattern } => &self.defs[trigger].patterns[pattern],
+            Role::Veto { trigger, index } => &self.defs[trigger].unless[index],
+        }
+    }
+
+    /// The whole set, if compiled (or compiled now: the gate has let enough
+    /// lines through).
+    fn full(&self) -> Option<&Full> {
+        if let Some(full) = self.full.get() {
+            return full.as_ref();
+        }
+        if self.passed.load(Ordering::Relaxed) < self.lazy_lines {
+            return None;
+        }
+        self.full.get_or_init(|| self.build_full().ok()).as_ref()
+    }
+
+    /// Pattern `i` (of `roles`) compiled alone.
+    fn alone(&self, i: usize) -> Option<&Regex> {
+        self.alone[i]
+            .get_or_init(|| compile(self.pattern(self.roles[i])))
+            .as_ref()
+    }
+
+    /// The candidates of `line` by the gate, given to `f` (ascending indices of
+    /// firing patterns in `roles`); counts the line as let through when it has any.
+    fn with_candidates<R>(&self, gate: &Gate, line: &[u8], f: impl FnOnce(&[usize]) -> R) -> R {
+        CANDIDATES.with(|cell| {
+            let mut mine;
+            let mut borrowed = cell.try_borrow_mut();
+            let (lower, into) = match borrowed.as_deref_mut() {
+                Ok((lower, into)) => (lower, into),
+                Err(_) => {
+                    mine = (Vec::new(), Vec::new());
+                    (&mut mine.0, &mut mine.1)
+                }
+            };
+            gate.candidates(line, lower, into);
+            if !into.is_empty() {
+                self.passed.fetch_add(1, Ordering::Relaxed);
+            }
+            f(into)
         })
+    }
+
+    /// Lines the gate has let through, and patterns compiled alone, so far
+    /// (for the benchmarks in BENCHMARKS.md).
+    #[doc(hidden)]
+    pub fn lazy_counts(&self) -> (usize, usize) {
+        let compiled = self.alone.iter().filter(|r| r.get().is_some()).count();
+        (self.passed.load(Ordering::Relaxed), compiled)
     }
 
     /// A set with no triggers: matches nothing.
     pub fn empty() -> Self {
         TriggerSet {
             defs: Vec::new(),
-            set: build_set(&[]).unwrap_or_else(|_| unreachable!("an empty set compiles")),
             roles: Vec::new(),
-            captures: Vec::new(),
-            filter: None,
+            alone: Vec::new(),
+            vetoes: Vec::new(),
+            gate: None,
+            full: OnceLock::new(),
+            passed: AtomicUsize::new(0),
+            lazy_lines: LAZY_LINES,
         }
     }
 
@@ -335,7 +575,16 @@ impl TriggerSet {
 
     /// A cache for [`TriggerSet::lines_that_may_fire`] (one per scanning thread).
     pub fn scan_cache(&self) -> ScanCache {
-        ScanCache(self.filter.as_ref().map(LineFilter::cache))
+        ScanCache(None)
+    }
+
+    /// The chunk filter and its cache, once the whole set is compiled.
+    fn filter<'a>(
+        &'a self,
+        cache: &'a mut ScanCache,
+    ) -> Option<(&'a LineFilter, &'a mut FilterCache)> {
+        let filter = self.full()?.filter.as_ref()?;
+        Some((filter, cache.0.get_or_insert_with(|| filter.cache())))
     }
 
     /// Push onto `out` the range (without its `\n`) of every line of `chunk`
@@ -350,27 +599,45 @@ impl TriggerSet {
         cache: &mut ScanCache,
         out: &mut Vec<Range<usize>>,
     ) {
-        match (&self.filter, &mut cache.0) {
-            (Some(filter), Some(cache)) => filter.lines(cache, chunk, out),
-            // No firing pattern: nothing fires.
-            _ if self.defs.is_empty() => {}
-            // No filter (too big), or a cache of another set: every line.
-            _ => scan::all_lines(chunk, out),
+        if self.defs.is_empty() {
+            return; // No firing pattern: nothing fires.
+        }
+        if let Some((filter, cache)) = self.filter(cache) {
+            return filter.lines(cache, chunk, out);
+        }
+        let mut lines = Vec::new();
+        scan::all_lines(chunk, &mut lines);
+        match &self.gate {
+            Some(_) => out.extend(
+                lines
+                    .into_iter()
+                    .filter(|r| self.may_fire(&chunk[r.clone()], cache)),
+            ),
+            // No filter (too big): every line.
+            None => out.extend(lines),
         }
     }
 
     /// Whether [`TriggerSet::match_line`] may fire on `line` (one line, without
-    /// its newline): the chunk filter's answer for it alone. `false` means it
-    /// fires nothing. For lines that arrive one at a time (followed logs, `tripcap
-    /// wrap`): most fire nothing, and the filter says so for less than half of
-    /// what finding which patterns match costs (BENCHMARKS.md, "triggers").
+    /// its newline); `false` means it fires nothing. For lines that arrive one at
+    /// a time (followed logs, `tripcap wrap`): most fire nothing, and the chunk
+    /// filter (or, before the set is compiled whole, the gate and the
+    /// candidates' own regexes) says so for less than half of what finding which
+    /// patterns match costs (BENCHMARKS.md, "triggers").
     pub fn may_fire(&self, line: &[u8], cache: &mut ScanCache) -> bool {
-        match (&self.filter, &mut cache.0) {
-            (Some(filter), Some(cache)) => filter.may_match(cache, line),
-            // No firing pattern: nothing fires.
-            _ if self.defs.is_empty() => false,
-            // No filter (too big), or a cache of another set.
-            _ => true,
+        if self.defs.is_empty() {
+            return false;
+        }
+        if let Some((filter, cache)) = self.filter(cache) {
+            return filter.may_match(cache, line);
+        }
+        match &self.gate {
+            Some(gate) => self.with_candidates(gate, line, |candidates| {
+                candidates
+                    .iter()
+                    .any(|&i| self.alone(i).is_none_or(|re| re.is_match(line)))
+            }),
+            None => true,
         }
     }
 
@@ -384,7 +651,36 @@ impl TriggerSet {
         if self.defs.is_empty() {
             return false;
         }
-        self.set.with_matches(line, |hits| {
+        match (self.full(), &self.gate) {
+            (Some(full), _) => self.match_whole(full, line, out),
+            (None, Some(gate)) => {
+                let whole = self.with_candidates(gate, line, |candidates| {
+                    self.match_lazily(candidates, line, out)
+                });
+                // A pattern that does not compile alone: ask the whole set.
+                if !whole {
+                    out.clear();
+                    match self.full.get_or_init(|| self.build_full().ok()) {
+                        Some(full) => self.match_whole(full, line, out),
+                        None => return false,
+                    }
+                }
+            }
+            (None, None) => return false,
+        }
+        // Fallbacks only where nothing specific fired, and one of them at most.
+        let fallback = |m: &LineMatch| self.defs[m.trigger].fallback;
+        if out.iter().any(|m| !fallback(m)) {
+            out.retain(|m| !fallback(m));
+        } else {
+            out.truncate(1);
+        }
+        !out.is_empty()
+    }
+
+    /// [`TriggerSet::match_line`]'s matches by the whole set's automaton.
+    fn match_whole(&self, full: &Full, line: &[u8], out: &mut Vec<LineMatch>) {
+        full.set.with_matches(line, |hits| {
             let vetoed = |trigger: usize| {
                 hits.iter().any(
                     |i| matches!(self.roles[i.as_usize()], Role::Veto { trigger: v, .. } if v == trigger),
@@ -397,17 +693,10 @@ impl TriggerSet {
                 if out.iter().any(|m| m.trigger == trigger) || vetoed(trigger) {
                     continue; // one match per trigger: the first pattern wins
                 }
-                let re = self.captures[i]
-                    .get_or_init(|| compile(&self.defs[trigger].patterns[pattern]));
-                let mut groups = Vec::new();
-                if let Some(caps) = re.as_ref().and_then(|re| re.captures(line)) {
-                    for name in re.iter().flat_map(|re| re.capture_names()).flatten() {
-                        if let Some(m) = caps.name(name) {
-                            let value = String::from_utf8_lossy(m.as_bytes()).into_owned();
-                            groups.push((name.to_string(), value));
-                        }
-                    }
-                }
+                let groups = match names_groups(self.pattern(self.roles[i])) {
+                    true => self.alone(i).map(|re| groups(re, line)).unwrap_or_default(),
+                    false => Vec::new(),
+                };
                 out.push(LineMatch {
                     trigger,
                     pattern,
@@ -415,15 +704,63 @@ impl TriggerSet {
                 });
             }
         });
-        // Fallbacks only where nothing specific fired, and one of them at most.
-        let fallback = |m: &LineMatch| self.defs[m.trigger].fallback;
-        if out.iter().any(|m| !fallback(m)) {
-            out.retain(|m| !fallback(m));
-        } else {
-            out.truncate(1);
-        }
-        !out.is_empty()
     }
+
+    /// [`TriggerSet::match_line`]'s matches by the candidates' own regexes;
+    /// `false` when one of them does not compile alone.
+    fn match_lazily(&self, candidates: &[usize], line: &[u8], out: &mut Vec<LineMatch>) -> bool {
+        for &i in candidates {
+            let Role::Fire { trigger, pattern } = self.roles[i] else {
+                continue;
+            };
+            if out.iter().any(|m| m.trigger == trigger) {
+                continue; // one match per trigger: the first pattern wins
+            }
+            let Some(re) = self.alone(i) else {
+                return false;
+            };
+            let Some(caps) = re.captures(line) else {
+                continue;
+            };
+            let mut vetoed = false;
+            for &v in &self.vetoes[trigger] {
+                match self.alone(v) {
+                    Some(veto) => vetoed |= veto.is_match(line),
+                    None => return false,
+                }
+            }
+            if vetoed {
+                continue;
+            }
+            out.push(LineMatch {
+                trigger,
+                pattern,
+                groups: named(re, &caps),
+            });
+        }
+        true
+    }
+}
+
+/// The named groups of `re`'s first match in `line`.
+fn groups(re: &Regex, line: &[u8]) -> Vec<(String, String)> {
+    re.captures(line)
+        .map(|caps| named(re, &caps))
+        .unwrap_or_default()
+}
+
+/// The named groups that took part in `caps`, in the pattern's order.
+fn named(re: &Regex, caps: &regex::bytes::Captures<'_>) -> Vec<(String, String)> {
+    let mut groups = Vec::new();
+    for name in re.capture_names().flatten() {
+        if let Some(m) = caps.name(name) {
+            groups.push((
+                name.to_string(),
+                String::from_utf8_lossy(m.as_bytes()).into_owned(),
+            ));
+        }
+    }
+    groups
 }
 
 /// What [`TriggerSet::lines_that_may_fire`] keeps between chunks.

@@ -571,3 +571,30 @@ fn every_builtin_example_is_a_real_corpus_line_of_its_class() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The lazy set (each pattern compiled alone when a line holds its literals) and the
+/// whole set answer alike on every corpus line: positives, negatives and ambiguous
+/// ones, as published and with their case changed.
+#[test]
+fn the_lazy_set_answers_as_the_whole_set_on_the_corpus() {
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    for file in ["positives.tsv", "negatives.tsv", "ambiguous.tsv"] {
+        for row in load_tsv(file) {
+            lines.push(row.line.to_ascii_uppercase().into_bytes());
+            lines.push(row.line.into_bytes());
+        }
+    }
+    let wrong = common::lazy_and_whole_disagree(lines.iter().map(Vec::as_slice));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} lines answered differently:\n{}",
+        wrong.len(),
+        lines.len(),
+        wrong
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -861,3 +861,45 @@ fn the_patterns_found_on_a_line_are_those_regex_finds() {
         "only {matching} of {lines} lines match"
     );
 }
+
+/// `TriggerSet` compiles each pattern alone the first time a line holds one of its
+/// required literals (`literals.rs`), and the whole set only after many such lines.
+/// Both must answer alike on every generated line, failures and look-alikes, also
+/// with their letters' case changed (the literal gate folds case; patterns with
+/// `(?i)` must still be let through) and cut short (a literal may be lost).
+#[test]
+fn the_lazy_set_answers_as_the_whole_set() {
+    let mut rng = Rng(seed(0x1a2e_1a7e));
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    for f in rows() {
+        for _ in 0..2 {
+            let (line, _) = instantiate(f, &mut rng).unwrap_or_else(|e| panic!("{e}"));
+            let cut = line.len() * (1 + rng.below(9) as usize) / 10;
+            lines.push(line.as_bytes()[..cut].to_vec());
+            lines.push(line.to_ascii_uppercase().into_bytes());
+            lines.push(line.to_ascii_lowercase().into_bytes());
+            lines.push(line.into_bytes());
+        }
+    }
+    let firing = {
+        let whole = TriggerSet::new_whole(all_packs()).expect("packs compile");
+        let mut out = Vec::new();
+        lines
+            .iter()
+            .filter(|l| whole.match_line(l, &mut out))
+            .count()
+    };
+    assert!(
+        firing > lines.len() / 4,
+        "only {firing} of {} fire",
+        lines.len()
+    );
+    let wrong = common::lazy_and_whole_disagree(lines.iter().map(Vec::as_slice));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} lines answered differently:\n{}",
+        wrong.len(),
+        lines.len(),
+        first_lines(&wrong)
+    );
+}

@@ -22,3 +22,33 @@ pub fn candidate_lines(set: &TriggerSet, log: &[u8], chunk: usize) -> Vec<usize>
     }
     found
 }
+
+/// The lines of `lines` on which a lazy set (the built-in packs, never compiled
+/// whole) and the whole set answer differently: what fired, with which pattern and
+/// groups, and whether `may_fire` let a firing line through. Empty when they agree.
+pub fn lazy_and_whole_disagree<'a>(lines: impl IntoIterator<Item = &'a [u8]>) -> Vec<String> {
+    let lazy = TriggerSet::new(tripcap_triggers::all_packs())
+        .expect("packs compile")
+        .with_lazy_lines(usize::MAX);
+    let whole = TriggerSet::new_whole(tripcap_triggers::all_packs()).expect("packs compile");
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut cache = lazy.scan_cache();
+    let mut wrong = Vec::new();
+    for line in lines {
+        let fired = lazy.match_line(line, &mut a);
+        whole.match_line(line, &mut b);
+        if a != b {
+            wrong.push(format!(
+                "lazy {a:?} whole {b:?}: {:?}",
+                String::from_utf8_lossy(line)
+            ));
+        } else if fired && !lazy.may_fire(line, &mut cache) {
+            wrong.push(format!(
+                "fires but may_fire says no: {:?}",
+                String::from_utf8_lossy(line)
+            ));
+        }
+    }
+    assert!(lazy.lazy_counts().0 > 0, "the gate let nothing through");
+    wrong
+}
