@@ -23,10 +23,10 @@ pub fn candidate_lines(set: &TriggerSet, log: &[u8], chunk: usize) -> Vec<usize>
     found
 }
 
-/// The lines of `lines` on which a lazy set (the built-in packs, never compiled
-/// whole) and the whole set answer differently: what fired, with which pattern and
-/// groups, and whether `may_fire` let a firing line through. Empty when they agree.
-pub fn lazy_and_whole_disagree<'a>(lines: impl IntoIterator<Item = &'a [u8]>) -> Vec<String> {
+/// Panics, listing them, on the lines where a lazy set (the built-in packs, never
+/// compiled whole) and the whole set answer differently: what fired, with which
+/// pattern and groups, and whether `may_fire` let a firing line through.
+pub fn assert_lazy_and_whole_agree(lines: &[Vec<u8>]) {
     let lazy = TriggerSet::new(tripcap_triggers::all_packs())
         .expect("packs compile")
         .with_lazy_lines(usize::MAX);
@@ -35,6 +35,7 @@ pub fn lazy_and_whole_disagree<'a>(lines: impl IntoIterator<Item = &'a [u8]>) ->
     let mut cache = lazy.scan_cache();
     let mut wrong = Vec::new();
     for line in lines {
+        let line = line.as_slice();
         let fired = lazy.match_line(line, &mut a);
         whole.match_line(line, &mut b);
         if a != b {
@@ -50,5 +51,15 @@ pub fn lazy_and_whole_disagree<'a>(lines: impl IntoIterator<Item = &'a [u8]>) ->
         }
     }
     assert!(lazy.lazy_counts().0 > 0, "the gate let nothing through");
-    wrong
+    assert!(
+        wrong.is_empty(),
+        "{} of {} lines answered differently:
+{}",
+        wrong.len(),
+        lines.len(),
+        wrong.iter().take(40).cloned().collect::<Vec<_>>().join(
+            "
+"
+        )
+    );
 }
