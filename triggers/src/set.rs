@@ -13,9 +13,9 @@
 //! ones from a table made when the packs change). A line that holds none of a
 //! pattern's literals cannot match it; a line that holds some is matched
 //! against those patterns alone, each compiled the first time. Once the gate has
-//! let [`LAZY_LINES`] lines through, the whole set is compiled and used from
-//! then on. Both ways give the same answers (tests compare them on every
-//! generated and corpus line).
+//! let [`LAZY_LINES`] lines through, the whole set is compiled on a thread of its
+//! own (lines are matched lazily meanwhile) and used from then on. Both ways
+//! give the same answers (tests compare them on every generated and corpus line).
 //!
 //! Lines are bytes, not `str`: logs hold non-UTF-8 garbage and ANSI colour
 //! codes, and a line that is not valid UTF-8 must still be able to fire.
@@ -26,8 +26,8 @@
 
 use std::cell::RefCell;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::bytes::Regex;
@@ -145,10 +145,13 @@ pub struct TriggerSet {
     /// Which patterns a line may match, by their literals: `None` when the
     /// whole set was compiled at the start.
     gate: Option<Gate>,
-    /// The whole set: compiled at the start without a gate, else once the gate
-    /// has let [`LAZY_LINES`] lines through; `None` inside when it could not be
-    /// (too big: the set stays lazy, every pattern alone).
-    full: OnceLock<Option<Full>>,
+    /// The whole set: compiled at the start without a gate, else on a thread of
+    /// its own once the gate has let [`LAZY_LINES`] lines through (lines are
+    /// matched lazily until it is ready: a followed log never waits for it);
+    /// `None` inside when it could not be (too big: the set stays lazy).
+    full: Arc<OnceLock<Option<Full>>>,
+    /// Whether the whole set is being compiled (or was).
+    compiling: Arc<AtomicBool>,
     /// Lines the gate has let through so far.
     passed: AtomicUsize,
     /// Lines the gate lets through before the whole set is compiled
@@ -158,7 +161,8 @@ pub struct TriggerSet {
 
 /// Lines the literal gate lets through before the whole set is compiled. A short
 /// log (or the first of a followed one) compiles only the patterns its lines may
-/// match; a long one pays once for the automata that scan it fastest.
+/// match; a long one pays once, on another thread, for the automata that scan it
+/// fastest.
 const LAZY_LINES: usize = 1000;
 
 /// The whole set, compiled.
@@ -213,7 +217,8 @@ impl Clone for TriggerSet {
             alone: self.alone.clone(),
             vetoes: self.vetoes.clone(),
             gate: self.gate.clone(),
-            full: self.full.clone(),
+            full: Arc::clone(&self.full),
+            compiling: Arc::clone(&self.compiling),
             passed: AtomicUsize::new(self.passed.load(Ordering::Relaxed)),
             lazy_lines: self.lazy_lines,
         }
@@ -380,6 +385,14 @@ fn build_full(defs: &[TriggerDef], patterns: &[&str], roles: &[Role]) -> Result<
     Ok(Full { set, filter })
 }
 
+/// The text of the pattern or veto `role` of `defs`.
+fn pattern(defs: &[TriggerDef], role: Role) -> &str {
+    match role {
+        Role::Fire { trigger, pattern } => &defs[trigger].patterns[pattern],
+        Role::Veto { trigger, index } => &defs[trigger].unless[index],
+    }
+}
+
 /// What [`crate::literals`] says of `pattern`: from the built-in table, else
 /// parsed here (an error on one line when it is not a valid regex, or too big
 /// on its own).
@@ -448,7 +461,8 @@ impl TriggerSet {
             alone,
             vetoes,
             gate: None,
-            full: OnceLock::new(),
+            full: Arc::new(OnceLock::new()),
+            compiling: Arc::new(AtomicBool::new(false)),
             passed: AtomicUsize::new(0),
             lazy_lines: LAZY_LINES,
         };
@@ -462,7 +476,7 @@ impl TriggerSet {
             }
             Err(_) => {
                 let full = set.build_full()?;
-                set.full = OnceLock::from(Some(full));
+                set.full = Arc::new(OnceLock::from(Some(full)));
             }
         }
         Ok(set)
@@ -476,7 +490,7 @@ impl TriggerSet {
         let mut set = TriggerSet::new(defs)?;
         let full = set.build_full()?;
         set.gate = None;
-        set.full = OnceLock::from(Some(full));
+        set.full = Arc::new(OnceLock::from(Some(full)));
         Ok(set)
     }
 
@@ -495,10 +509,7 @@ impl TriggerSet {
     }
 
     fn pattern(&self, role: Role) -> &str {
-        match role {
-            Role::Fire { trigger, pattern } => &self.defs[trigger].patterns[pattern],
-            Role::Veto { trigger, index } => &self.defs[trigger].unless[index],
-        }
+        pattern(&self.defs, role)
     }
 
     /// The whole set, if compiled (or compiled now: the gate has let enough
@@ -507,10 +518,32 @@ impl TriggerSet {
         if let Some(full) = self.full.get() {
             return full.as_ref();
         }
-        if self.passed.load(Ordering::Relaxed) < self.lazy_lines {
-            return None;
+        if self.passed.load(Ordering::Relaxed) >= self.lazy_lines
+            && !self.compiling.swap(true, Ordering::Relaxed)
+        {
+            let (defs, roles, full) = (
+                self.defs.clone(),
+                self.roles.clone(),
+                Arc::clone(&self.full),
+            );
+            let spawned = std::thread::Builder::new()
+                .name("trigger-compile".into())
+                .spawn(move || {
+                    let patterns: Vec<&str> = roles.iter().map(|&r| pattern(&defs, r)).collect();
+                    let _ = full.set(build_full(&defs, &patterns, &roles).ok());
+                });
+            if spawned.is_err() {
+                // No thread to be had: compile here, once.
+                return self.full.get_or_init(|| self.build_full().ok()).as_ref();
+            }
         }
-        self.full.get_or_init(|| self.build_full().ok()).as_ref()
+        None
+    }
+
+    /// Whether the whole set is compiled (for tests of the switch).
+    #[doc(hidden)]
+    pub fn is_whole(&self) -> bool {
+        matches!(self.full.get(), Some(Some(_)))
     }
 
     /// Pattern `i` (of `roles`) compiled alone.
@@ -557,7 +590,8 @@ impl TriggerSet {
             alone: Vec::new(),
             vetoes: Vec::new(),
             gate: None,
-            full: OnceLock::new(),
+            full: Arc::new(OnceLock::new()),
+            compiling: Arc::new(AtomicBool::new(false)),
             passed: AtomicUsize::new(0),
             lazy_lines: LAZY_LINES,
         }
@@ -608,11 +642,15 @@ impl TriggerSet {
         let mut lines = Vec::new();
         scan::all_lines(chunk, &mut lines);
         match &self.gate {
-            Some(_) => out.extend(
-                lines
-                    .into_iter()
-                    .filter(|r| self.may_fire(&chunk[r.clone()], cache)),
-            ),
+            // As the chunk filter does, a line's `\r` may stand before its end
+            // (readers of CRLF logs match the line without it).
+            Some(_) => out.extend(lines.into_iter().filter(|r| {
+                let line = &chunk[r.clone()];
+                self.may_fire(line, cache)
+                    || line
+                        .strip_suffix(b"\r")
+                        .is_some_and(|text| self.may_fire(text, cache))
+            })),
             // No filter (too big): every line.
             None => out.extend(lines),
         }
@@ -770,6 +808,7 @@ pub struct ScanCache(Option<FilterCache>);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn matches_bytes_anywhere_with_groups() {
@@ -824,6 +863,45 @@ mod tests {
             assert_eq!(set.may_fire(line, &mut cache), fires, "{line:?}");
         }
         assert!(!TriggerSet::empty().may_fire(b"anything", &mut cache));
+    }
+
+    /// After `lazy_lines` lines through the gate the whole set is compiled on
+    /// another thread; the answers stay the same before, during and after.
+    #[test]
+    fn the_whole_set_takes_over_and_answers_alike() {
+        let mut wd = TriggerDef::new(
+            "wd",
+            vec![r"Watchdog caught .*? Timeout\(ms\)=(?P<timeout_ms>\d+)".into()],
+        );
+        wd.unless = vec!["was aborted".into()];
+        let defs = vec![
+            wd,
+            TriggerDef::new("ib", vec![r"NET/IB.*error (?P<status>\d+)".into()]),
+        ];
+        let set = TriggerSet::new(defs.clone())
+            .expect("valid")
+            .with_lazy_lines(3);
+        let whole = TriggerSet::new_whole(defs).expect("valid");
+        let lines: [&[u8]; 5] = [
+            b"[rank1]: Watchdog caught collective operation timeout: Timeout(ms)=600000) ran",
+            b"comm was aborted: Watchdog caught x Timeout(ms)=5",
+            b"NCCL WARN NET/IB : Got completion from peer with error 12",
+            b"NCCL INFO NET/IB : Using mlx5_0",
+            b"all fine",
+        ];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        let mut rounds = 0;
+        while !set.is_whole() || rounds < 2 {
+            for line in lines {
+                assert_eq!(set.match_line(line, &mut a), whole.match_line(line, &mut b));
+                assert_eq!(a, b, "{line:?}");
+            }
+            rounds += usize::from(set.is_whole());
+            assert!(std::time::Instant::now() < deadline, "never compiled whole");
+            std::thread::yield_now();
+        }
+        assert!(whole.is_whole() && !TriggerSet::new(vec![]).expect("empty").is_whole());
     }
 
     #[test]

@@ -166,7 +166,16 @@ fn no_negative_fires() {
 /// chunk size), and healthy lines should rarely be (each costs a `match_line`).
 #[test]
 fn the_chunk_scan_finds_every_corpus_line_that_fires() {
-    let set = builtin();
+    // Both ways a set matches: lazily (the literal gate, each pattern alone) and whole.
+    let lazy = builtin().with_lazy_lines(usize::MAX);
+    let whole = TriggerSet::new_whole(all_packs()).expect("built-in packs compile");
+    for set in [&lazy, &whole] {
+        chunk_scan_finds_every_corpus_line_that_fires(set);
+    }
+    assert!(!lazy.is_whole() && whole.is_whole());
+}
+
+fn chunk_scan_finds_every_corpus_line_that_fires(set: &TriggerSet) {
     let mut lines: Vec<String> = Vec::new();
     for name in ["positives.tsv", "negatives.tsv", "ambiguous.tsv"] {
         lines.extend(load_tsv(name).into_iter().map(|r| r.line));
@@ -185,7 +194,7 @@ fn the_chunk_scan_finds_every_corpus_line_that_fires() {
     assert!(firing.len() > 200, "only {} lines fire", firing.len());
     for (ending, chunk) in [("\n", 1 << 20), ("\r\n", 4096), ("\n", 300)] {
         let log = lines.join(ending);
-        let found = candidate_lines(&set, log.as_bytes(), chunk);
+        let found = candidate_lines(set, log.as_bytes(), chunk);
         let missed: Vec<&str> = firing
             .iter()
             .filter(|i| found.binary_search(i).is_err())
@@ -196,7 +205,7 @@ fn the_chunk_scan_finds_every_corpus_line_that_fires() {
             "{ending:?}, chunks of {chunk}: not found:\n{}",
             missed.join("\n")
         );
-        let healthy = candidate_lines(&set, negatives.join(ending).as_bytes(), chunk).len();
+        let healthy = candidate_lines(set, negatives.join(ending).as_bytes(), chunk).len();
         assert!(
             healthy * 20 <= negatives.len(),
             "{healthy} of {} healthy lines are candidates: a pattern lets the scan through too often",

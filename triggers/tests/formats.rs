@@ -764,7 +764,18 @@ fn every_citation_names_a_failure_row_and_every_failure_row_is_cited() {
 /// agent asks the same of each line alone (`TriggerSet::may_fire`).
 #[test]
 fn the_chunk_scan_finds_every_generated_line_that_fires() {
-    let set = TriggerSet::new(all_packs()).expect("packs compile");
+    // Both ways a set matches: lazily (the literal gate, each pattern alone) and whole.
+    let lazy = TriggerSet::new(all_packs())
+        .expect("packs compile")
+        .with_lazy_lines(usize::MAX);
+    let whole = TriggerSet::new_whole(all_packs()).expect("packs compile");
+    for set in [&lazy, &whole] {
+        chunk_scan_finds_every_generated_line_that_fires(set);
+    }
+    assert!(!lazy.is_whole() && whole.is_whole());
+}
+
+fn chunk_scan_finds_every_generated_line_that_fires(set: &TriggerSet) {
     let mut rng = Rng(seed(0x5ca1_ab1e));
     let mut lines = Vec::new();
     for f in rows() {
@@ -793,7 +804,7 @@ fn the_chunk_scan_finds_every_generated_line_that_fires() {
     );
     for (ending, chunk) in [("\n", 1 << 20), ("\r\n", 64 << 10), ("\n", 1000)] {
         let log = lines.join(ending);
-        let found = candidate_lines(&set, log.as_bytes(), chunk);
+        let found = candidate_lines(set, log.as_bytes(), chunk);
         let missed: Vec<&str> = firing
             .iter()
             .filter(|i| found.binary_search(i).is_err())
