@@ -165,6 +165,11 @@ pub struct TriggerSet {
 /// fastest.
 const LAZY_LINES: usize = 1000;
 
+/// A chunk at least this long is read in bulk (`tripcap triggers test` reads
+/// 1 MiB at a time; a followed log's appends come 64 KiB at most): the whole set
+/// is compiled for it at once, since a long log scans fastest that way.
+const BULK_CHUNK: usize = 512 << 10;
+
 /// The whole set, compiled.
 #[derive(Debug, Clone)]
 struct Full {
@@ -495,8 +500,9 @@ impl TriggerSet {
     }
 
     /// The same set, compiled whole only after `lines` lines went through the
-    /// gate (`usize::MAX`: never, unless a pattern does not compile alone). For
-    /// tests that compare the two ways of matching.
+    /// gate (`usize::MAX`: never, not even for a chunk read in bulk, unless a
+    /// pattern does not compile alone). For tests that compare the two ways of
+    /// matching.
     #[doc(hidden)]
     pub fn with_lazy_lines(mut self, lines: usize) -> Self {
         self.lazy_lines = lines;
@@ -530,7 +536,8 @@ impl TriggerSet {
                 .name("trigger-compile".into())
                 .spawn(move || {
                     let patterns: Vec<&str> = roles.iter().map(|&r| pattern(&defs, r)).collect();
-                    let _ = full.set(build_full(&defs, &patterns, &roles).ok());
+                    // Whoever else needs it now waits for this one.
+                    full.get_or_init(|| build_full(&defs, &patterns, &roles).ok());
                 });
             if spawned.is_err() {
                 // No thread to be had: compile here, once.
@@ -635,6 +642,11 @@ impl TriggerSet {
     ) {
         if self.defs.is_empty() {
             return; // No firing pattern: nothing fires.
+        }
+        if chunk.len() >= BULK_CHUNK && self.gate.is_some() && self.lazy_lines != usize::MAX {
+            // A reader of whole files: it scans faster with the whole set at once.
+            self.compiling.store(true, Ordering::Relaxed);
+            self.full.get_or_init(|| self.build_full().ok());
         }
         if let Some((filter, cache)) = self.filter(cache) {
             return filter.lines(cache, chunk, out);
@@ -902,6 +914,27 @@ mod tests {
             std::thread::yield_now();
         }
         assert!(whole.is_whole() && !TriggerSet::new(vec![]).expect("empty").is_whole());
+        // A chunk read in bulk (`triggers test`) has the whole set compiled at once,
+        // and finds the same lines.
+        let bulk = TriggerSet::new(whole.defs().to_vec()).expect("valid");
+        let mut chunk = Vec::new();
+        while chunk.len() < BULK_CHUNK {
+            for line in lines {
+                chunk.extend_from_slice(line);
+                chunk.push(b'\n');
+            }
+        }
+        let (mut found, mut small) = (Vec::new(), Vec::new());
+        bulk.lines_that_may_fire(&chunk[..1000], &mut bulk.scan_cache(), &mut small);
+        assert!(!bulk.is_whole() && !small.is_empty());
+        bulk.lines_that_may_fire(&chunk, &mut bulk.scan_cache(), &mut found);
+        assert!(bulk.is_whole());
+        let mut every = Vec::new();
+        scan::all_lines(&chunk, &mut every);
+        let mut fires = |r: &Range<usize>| whole.match_line(&chunk[r.clone()], &mut b);
+        let firing = every.iter().filter(|r| fires(r)).count();
+        assert!(firing > 1000);
+        assert_eq!(found.iter().filter(|r| fires(r)).count(), firing);
     }
 
     #[test]
