@@ -631,6 +631,12 @@ pub(super) static MPI: Table = Table {
                     r"\w\(-?\d+\)\.*: (?:No IB device found|Requested IB device not found|Failed to open HCA(?: number -?\d+|: )|Failed to alloc pd(?: number -?\d+|: )|Insufficient ports in active state, need -?\d+|Query of port -?\d+ failed or port is not active|Failed to retrieve gid on rank|Failed to create qp for rank|Failed to modify QP to INIT|could not find active port|rdma_connect error -?\d+ after -?\d+ attempts)",
                     &["mvapich2/errstack/*"],
                 ),
+                // Hardware multicast for MPI_Bcast (MV2_USE_MCAST): ibv_post_send on the UD
+                // multicast QP failed (IBV_POST_MCAST_SEND, PRINT_ERROR).
+                pat(
+                    r"\bFailed to post mcast send errno:-?\d+",
+                    &["mvapich2/mcast/post-mcast-send-failed"],
+                ),
             ],
             unless: &[],
         },

@@ -111,6 +111,11 @@ pub(super) static NVMEOF: Table = Table {
                     r"(?P<op>SEND|RECV|MEMREG|LOCAL_INV|SIG|ASYNC|RDMA READ|RDMA WRITE) for CQE(?: 0x[0-9a-fA-F]+)? failed with status (?P<error>\w[\w ]*?) \((?P<status>\d+)\)",
                     KERNEL_CQE_ROWS,
                 ),
+                // The same nvmet_rdma line cut before ` with status` (mail archives, terminals).
+                pat(
+                    r"\bnvmet_rdma: (?P<op>RDMA READ|RDMA WRITE) for CQE(?: 0x[0-9a-fA-F]+)? failed\s*$",
+                    &["linux/nvmet-rdma/rdma-read-cqe-failed-wrapped"],
+                ),
                 pat(
                     r"Error on CQ 0x[0-9a-fA-F]+, (?:\(qp state [^)]*\) )?request 0x[0-9a-fA-F]+, type [^,]*, status: \((?P<status>\d+)\): (?P<error>\w[\w ]*)",
                     &["spdk/nvmf_rdma/error-on-cq-*"],
@@ -397,6 +402,18 @@ pub(super) static NVMEOF: Table = Table {
                         "spdk/nvme_rdma/spdk-rdma-cm-create-*",
                     ],
                 ),
+                // The target refused the host's Fabrics Connect (nvmf_log_connect_error): a bad
+                // parameter, a host not allowed, a busy controller, an incompatible format.
+                pat(
+                    r#"\bConnect Invalid (?:Data|SQE) Parameter, (?:cntlid: -?\d+|hostnqn "|subsysnqn "|qid -?\d+|starting byte offset: -?\d+)|\bConnect for subsystem [^\r\n]*? is not allowed, hostnqn: |\bConnect command failed: (?:controller is busy or not available|host path error)|\bConnect incompatible format: -?\d+"#,
+                    &[
+                        "linux/nvme-fabrics/connect-invalid-*",
+                        "linux/nvme-fabrics/connect-not-allowed",
+                        "linux/nvme-fabrics/connect-ctrl-busy",
+                        "linux/nvme-fabrics/connect-incompatible-format",
+                        "linux/nvme-fabrics/connect-host-path-error",
+                    ],
+                ),
                 pat(
                     r"rdma_(?:resolve_addr|resolve_route|connect|connect_locked)(?: wait)? failed \((?P<error>-?\d+)\)|rdma connection establishment failed \(|failed to create CM ID: |failed to connect queue: -?\d+ ret=|\bConnect command failed, error wo/DNR bit: |Unexpected RDMA CM event \(|Failed reconnect attempt\b|nvme_rdma: malformed (?:src )?address passed|nvmet_rdma: (?:rdma_accept failed \(error code = -?\d+\)|failed to connect queue -?\d+|received unrecognized RDMA CM event|CM ID creation failed|rdma_set_afonly failed|binding CM ID to \S+ failed|listening to \S+ failed|address family -?\d+ not supported|malformed ip/port passed)",
                     &[
@@ -463,6 +480,12 @@ pub(super) static NVMEOF: Table = Table {
                 pat(
                     r"failed nvme_keep_alive_end_io error=(?P<error>-?\d+)",
                     &["linux/nvme-core/keep-alive-end-io-failed"],
+                ),
+                // The host could not read or write a controller register over the fabric
+                // (nvmf_reg_read32/64, nvmf_reg_write32: CC, CSTS at enable or shutdown).
+                pat(
+                    r"\bProperty (?:Set|Get) error: (?P<status>-?\d+), offset 0x[0-9a-fA-F]+",
+                    &["linux/nvme-fabrics/property-*"],
                 ),
                 pat(
                     r"I/O (?:tag )?-?\d+ (?:\(\w+\) opcode 0x[0-9a-fA-F]+ \([^)]*\) )?QID -?\d+ timeout\s*$|nvme\d+: starting error recovery|nvmet: ctrl -?\d+ fatal error occurred!",

@@ -26,7 +26,7 @@ macro_rules! wc_status_enum {
 /// ibverbs transport, RDMA applications (Mooncake, GPI-2, brpc, …) and the kernel's RDMA drivers.
 pub(super) static VERBS: Table = Table {
     name: "verbs",
-    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, MSCCL++, GPI-2, brpc), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma, hns, ionic) and upper layers (NFS over RDMA, iSER, SRP, RDS, SMB Direct); HPC runtimes' transports (GASNet-EX, Mercury and DAOS's CaRT, BeeGFS)",
+    summary: "RDMA verbs completion errors and QP/CQ async errors, CM failures and setup errors from rdma-core providers and examples, Open MPI, Gloo's ibverbs transport and other verbs applications (Mooncake, MSCCL++, GPI-2, brpc), and the kernel RDMA drivers (mlx5, EFA, bnxt_re, irdma, hns, ionic, qedr, rxe, siw) and core (ib_mad) and upper layers (NFS over RDMA, iSER, SRP, RDS, SMB Direct); HPC runtimes' transports (GASNet-EX, Mercury and DAOS's CaRT, BeeGFS, Sandia OpenSHMEM)",
     fallbacks: Fallbacks::None,
     rows: &[
         Builtin {
@@ -127,10 +127,12 @@ pub(super) static VERBS: Table = Table {
                     &["rdma-core/ionic/cqe-error-*"],
                 ),
                 pat(
-                    r"Error: POLL CQ with (?P<error>\w+)\. QP icid=0x(?P<qp>[0-9a-fA-F]+)",
+                    r"Error: POLL CQ with (?P<error>\w+)\. (?:CQ icid=0x[0-9a-fA-F]+, )?QP icid=0x(?P<qp>[0-9a-fA-F]+)",
                     &[
                         "rdma-core/qedr/dp_log/error-poll-cq-with-*",
                         "rdma-core/qedr/verbs_log/error-poll-cq-with-*",
+                        // The kernel's qedr (DP_ERR) names the CQ too.
+                        "linux-rdma/qedr/verbs/poll-cq-req-*",
                     ],
                 ),
                 pat(
@@ -827,6 +829,12 @@ pub(super) static VERBS: Table = Table {
                         "nvshmem/unable-to-initialize-any-transports",
                     ],
                 ),
+                // NVSHMEM's init chain (nvshmemi_common_init, nvshmemi_init_thread): each step's
+                // NZ_ERROR_JMP, and the exit of an API that found NVSHMEM not initialized.
+                pat(
+                    r"non-zero status: -?\d+ (?:building transport map|nvshmem (?:transport init|setup stream priorities|reserve static heaps|handles setup|register static heaps|device state setup|common init|update device state)|cuda handles setup|cpu collective setup|proxy initialization|team setup|mps setup|nvshmem_bootstrap) failed|:\d+: nvshmem initialization failed, exiting",
+                    &["nvshmem/init/*"],
+                ),
                 // eRPC (erpc-io): no device or port to run on (an uncaught runtime_error), or
                 // a session whose peer's routing info (LID, QPN, GID) cannot be resolved.
                 pat(
@@ -1148,6 +1156,13 @@ pub(super) static VERBS: Table = Table {
                     r"\(communication\): (?:Failed to send message to |Communication (?:error|timeout)(?: in (?:SEND|RECV)DATA stage)?\. Node: |SocketError\. ErrCode: )|Messaging \(RPC\): Communication error: Node: |NodeConn \(acquire stream\): Connect failed on all available routes|__IBVSocket_postSend:-?\d+: ib_post_send\(\) failed|__IBVSocket_recvWC:-?\d+: retrieval of completion event failed|IBVSocket \((?:recv work completion|wait for total send completion)\): Connection error \(wc_status: ",
                     &["beegfs/commkit/*", "beegfs/messagingtk/*", "beegfs/connpool/connect-failed-all-routes", "beegfs/ibvsocket/*"],
                 ),
+                // Sandia OpenSHMEM (SOS, also under Intel SHMEM): the message line of its
+                // RETURN_ERROR_MSG / OFI_CHECK_RETURN_* reports (`[%04d]        `, the PE prefix
+                // under `[PE] ERROR: file:line: func`) on the transport's init path.
+                pat(
+                    r"\[(?:\d{4,}|\?{4})\] +(?:(?:Shared memory t|T)ransport (?:init|startup) failed \(-?\d+\)|Runtime exchange failed \(-?\d+\)|OFI MR registration (?:with HMEM )?failed|OFI transport did not find any valid fabric services|(?:fabric|domain) initialization failed|AV creation failed|(?:target endpoint|ep) creation failed \(|cq_open failed \(|fi_enable on (?:target )?endpoint failed|fi_ep_bind [\w ]+? to (?:target )?endpoint failed|target memory \((?:heap|data|all)\) registration failed)",
+                    &["sos/init/*", "sos/transport_ofi/*"],
+                ),
             ],
             unless: &[r"(?i)transport retry count(?:er)? exceeded"],
         },
@@ -1287,6 +1302,18 @@ pub(super) static VERBS: Table = Table {
                         "linux-rdma/ionic/datapath/*",
                     ],
                 ),
+                // Soft-iWARP's send queue failing a work request (siw_dbg_qp, dynamic debug), and
+                // Soft-RoCE's responder finding no MR or MW for a remote key (pr_err, later
+                // rxe_dbg_qp; its `qp#N moved to error state` is the generic pack's).
+                pat(
+                    r"\bQP\[\d+\] (?:siw_qp_sq_process: (?:wqe type -?\d+ processing failed: |proc\. read\.response failed: )|siw_sq_resume: SQ task failed: err )|\bcheck_rkey: (?:no M[RW] matches rkey 0x|MW doesn't have an MR)",
+                    &[
+                        "linux-rdma/siw/qp_tx/wqe-processing-failed",
+                        "linux-rdma/siw/qp_tx/read-response-failed",
+                        "linux-rdma/siw/qp_tx/sq-task-failed",
+                        "linux-rdma/rxe/rkey/*",
+                    ],
+                ),
             ],
             unless: &[
                 // `verbs-retry-exceeded`'s.
@@ -1303,7 +1330,7 @@ pub(super) static VERBS: Table = Table {
             name: "kernel-rdma-ulp-error",
             class: "rdma_verbs_error",
             pre_s: PRE,
-            description: "A kernel storage or file protocol over RDMA failed: NFS over RDMA (rpcrdma/svcrdma) a completion with an error, a QP async error, a connection closed or a device removed; iSER/isert a completion error, a QP or async error event, a post or connect failure; SRP a failed CQE, a path record query, a rejected login or connection (`REJ received`), a reconnect that failed, fast_io_fail/dev_loss timeouts; srpt RDMA or send failures; RDS/IB completion errors and rejected connections; SMB Direct (cifs, ksmbd) completion errors, QP errors, connect or negotiate failures",
+            description: "A kernel storage or file protocol over RDMA failed: NFS over RDMA (rpcrdma/svcrdma) a completion with an error, a QP async error, a connection closed or a device removed; iSER/isert a completion error, a QP or async error event, a post or connect failure; SRP a failed CQE, a path record query, a rejected login or connection (`REJ received`), a reconnect that failed, fast_io_fail/dev_loss timeouts; srpt RDMA, send or receive failures and a target port that could not be set up; RDS/IB completion errors and rejected connections; SMB Direct (cifs, ksmbd) completion errors, QP errors, connect or negotiate failures",
             example: "[  397.190547] scsi host11: ib_srp: REJ received",
             patterns: &[
                 pat(
@@ -1311,11 +1338,11 @@ pub(super) static VERBS: Table = Table {
                     &["linux-rdma/xprtrdma/*", "linux-rdma/svcrdma/*"],
                 ),
                 pat(
-                    r"\biser: (?:iser_err_comp: [^\r\n]*? failure: |iser_qp_event_callback: qp event |iser_event_handler: async event |iser_post_send: ib_post_send failed|iser_post_recvm: ib_post_recv failed|iser_route_handler: failure connecting: |iser_addr_handler: resolve route failed: |iser_cma_handler: Unexpected RDMA CM event: |iser_create_fastreg_desc: Failed to allocate ib_fast_reg_mr|iser_check_remote_inv: conn [0-9a-fA-F]+: unexpected remote invalidation)|\bisert: (?:isert_print_wc: [^\r\n]*? failure: |isert_qp_event_callback: |isert_post_response: ib_post_send failed|isert_post_recvm: ib_post_recv\(\) failed|isert_rdma_accept: rdma_accept\(\) failed|isert_cma_handler: failed handle connect request|isert_rdma_rw_ctx_post: Cmd: [0-9a-fA-F]+ failed to post RDMA res)",
+                    r"\biser: (?:iser_err_comp: [^\r\n]*? failure: |iser_qp_event_callback: qp event |iser_event_handler: async event |iser_post_send: ib_post_send failed|iser_post_recvm: ib_post_recv failed|iser_route_handler: failure connecting: |iser_addr_handler: resolve route failed: |iser_cma_handler: Unexpected RDMA CM event: |iser_create_fastreg_desc: Failed to allocate ib_fast_reg_mr|iser_check_remote_inv: conn [0-9a-fA-F]+: unexpected remote invalidation)|\bisert: (?:isert_print_wc: [^\r\n]*? failure: |isert_qp_event_callback: |isert_post_response: ib_post_send failed|isert_post_recvm: ib_post_recv\(\) failed|isert_rdma_accept: rdma_accept\(\) failed|isert_cma_handler: failed handle connect request|isert_rdma_rw_ctx_post: Cmd: [0-9a-fA-F]+ failed to post RDMA res|isert_allocate_cmd: Unable to allocate iscsit_cmd \+ isert_cmd)",
                     &["linux-rdma/iser/*", "linux-rdma/isert/*"],
                 ),
                 pat(
-                    r"\bib_srp: (?:failed [^\r\n]*? status [^\r\n]*? for CQE|Got failed path rec status|Path record query failed|Connection -?\d+/-?\d+ to [^\r\n]*? failed|REJ received|SRP LOGIN from [^\r\n]*? REJECTED|DREQ received - connection closed|connection closed|No route available from )|\bscsi host-?\d+: +(?:REJ reason 0x|reconnect attempt -?\d+ failed \()|\b(?:fast_io_fail_tmo|dev_loss_tmo) expired for SRP port-|\bib_srpt (?:RDMA_READ for ioctx 0x[0-9a-fA-F]+ failed with status|sending response for ioctx 0x[0-9a-fA-F]+ failed with status|Received CM REJ for ch |[^\r\n]*?: QP transition to RTS failed|srpt_write_pending: ib_post_send\(\) returned|received unrecognized IB QP event)",
+                    r"\bib_srp: (?:failed [^\r\n]*? status [^\r\n]*?(?: for CQE| \(-?\d+\)\s*$)|Got failed path rec status|Path record query failed|Connection -?\d+/-?\d+ to [^\r\n]*? failed|REJ received|SRP LOGIN from [^\r\n]*? REJECTED|SRP_LOGIN_REJ: requested max_it_iu_len too large|DREQ received - connection closed|connection closed|No route available from |Sending CM (?:REQ|DREP) failed|Unhandled RSP opcode 0x)|\bscsi host-?\d+: +(?:REJ reason 0x|reconnect attempt -?\d+ failed \()|\b(?:fast_io_fail_tmo|dev_loss_tmo) expired for SRP port-|\bib_srpt (?:RDMA_READ for ioctx 0x[0-9a-fA-F]+ failed with status|sending response for ioctx 0x[0-9a-fA-F]+ failed with status|Received CM REJ for ch |[^\r\n]*?: QP transition to RTS failed|srpt_write_pending: ib_post_send\(\) returned|received unrecognized IB QP event|ib_cm_listen\(\) failed: |ib_create_cm_id\(\) failed: |MAD registration failed for |srpt_add_one\([^)\r\n]*\) failed\.)|\bib_srpt receiving failed for ioctx (?:0x)?[0-9a-fA-F]+ with status (?:[0-46-9]|\d\d+)\b",
                     &[
                         "linux-rdma/srp/qp-err-completion",
                         "linux-rdma/srp/path-*",
@@ -1324,6 +1351,10 @@ pub(super) static VERBS: Table = Table {
                         "linux-rdma/srp/login-rejected",
                         "linux-rdma/srp/dreq-connection-closed",
                         "linux-rdma/srp/no-route-available",
+                        "linux-rdma/srp/qp-err-completion-wrapped",
+                        "linux-rdma/srp/sending-cm-*",
+                        "linux-rdma/srp/login-rej-*",
+                        "linux-rdma/srp/unhandled-rsp-opcode",
                         "linux-rdma/srp-transport/*",
                         "linux-rdma/srpt/*",
                     ],
@@ -1385,11 +1416,22 @@ pub(super) static VERBS: Table = Table {
                 // The steps of bringing the adapter up (main.c: mlx5_function_setup, mlx5_load_one
                 // and their older forms), each logged by dev_err or mlx5_core_err when it fails.
                 pat(
-                    r"\bmlx5_core [\w:.]+: (?:\w+:\d+:\(pid -?\d+\): )?(?:Firmware over \d+ MS in (?:pre-)?initializing state, aborting|Failed initializing command interface, aborting|(?:enable hca|mlx5_pagealloc_start|set_hca_ctrl|handle_hca_cap(?:_atomic|_odp|_2)?|init hca|query hca|query adapter|sw objs init|enable msix) failed|failed to (?:set issi|allocate (?:boot|init) pages|initialize eq)|Failed allocating uar, aborting|Failed to start pages and async EQs)",
+                    r"\bmlx5_core [\w:.]+: (?:\w+:\d+:\(pid -?\d+\): )?(?:Firmware over \d+ MS in (?:pre-)?initializing state, aborting|Failed initializing command interface, aborting|(?:enable hca|mlx5_pagealloc_start|set_hca_ctrl|handle_hca_cap(?:_atomic|_odp|_2)?|init hca|query hca|query adapter|sw objs init|enable msix) failed|failed to (?:set issi|allocate (?:boot|init) pages|initialize eq)|Failed allocating uar, aborting|Failed to start pages and async EQs|Failed to (?:alloc IRQs|create EQs|init flow steering|set hca defaults|init embedded CPU|init FW tracer\s*$)|sriov init failed -?\d+)",
                     &["linux-rdma/mlx5_core/setup/*"],
                 ),
                 // Soft-RoCE could not send a response (rxe_resp.c).
                 pat(r"\brdma_rxe: (?:\w+: )?Failed sending (?:ack|RDMA reply)", &["linux-rdma/rxe/resp/*"]),
+                // Soft-RoCE could not open its UDP tunnel (RoCEv2 port 4791) or watch netdevs
+                // (rxe_net.c): the device does not come up.
+                pat(
+                    r"\brdma_rxe: (?:Failed to create IPv[46] UDP tunnel|failed to create udp socket\. err = |Failed to register netdev notifier)",
+                    &[
+                        "linux-rdma/rxe/net/failed-to-create-ipv4-udp-tunnel",
+                        "linux-rdma/rxe/net/failed-to-create-ipv6-udp-tunnel",
+                        "linux-rdma/rxe/net/failed-to-create-udp-socket",
+                        "linux-rdma/rxe/net/failed-to-register-netdev-notifier",
+                    ],
+                ),
                 // Soft-RoCE could not pin a user buffer, create a QP, route to the peer, or post
                 // on a QP not ready to send (rxe_mr.c, rxe_verbs.c, rxe_net.c; each era's wording).
                 pat(
@@ -1431,8 +1473,9 @@ pub(super) static VERBS: Table = Table {
                 ),
                 // bnxt_re's firmware channel (RCFW), irdma's control QP (CQP).
                 pat(
-                    r"cmdq\[(?:0x)?[0-9a-fA-F]+\]=(?:0x)?[0-9a-fA-F]+ (?:timedout \(-?\d+\)msec|status (?P<status>(?:0x)?[0-9a-fA-F]+))|FW STALL Detected\. cmdq\[",
+                    r"cmdq\[(?:0x)?[0-9a-fA-F]+\]=(?:0x)?[0-9a-fA-F]+ (?:timedout \(-?\d+\)msec|status (?P<status>(?:0x)?[0-9a-fA-F]+)|send failed)|FW STALL Detected\. cmdq\[",
                     &[
+                        "linux-rdma/bnxt_re/qplib_rcfw/cmdq-send-failed*",
                         "linux-rdma/bnxt_re/qplib_rcfw/cmdq-timedout",
                         "linux-rdma/bnxt_re/qplib_rcfw/cmdq-status",
                         "linux-rdma/bnxt_re/qplib_rcfw/fw-stall-detected",
@@ -1453,9 +1496,10 @@ pub(super) static VERBS: Table = Table {
                     &["linux-rdma/driver-core/*"],
                 ),
                 // mlx5_core's failed firmware command (mlx5_cmd_check, later mlx5_cmd_out_err).
-                // Case-insensitive: issue trackers sometimes carry a lower-cased copy.
+                // Case-insensitive: issue trackers sometimes carry a lower-cased copy, and typeset
+                // pages an `0×` (U+00D7, bytes C3 97) for `0x`.
                 pat(
-                    r"(?i)\b(?P<op>[a-z][a-z0-9_]+)\(0x[0-9a-f]+\) op_mod\(0x[0-9a-f]+\)(?: uid\(-?\d+\))? failed, status (?P<error>[^(\r\n]+)\((?P<status>0x[0-9a-f]+)\), syndrome \((?P<syndrome>0x[0-9a-f]+)\)",
+                    r"(?i)\b(?P<op>[a-z][a-z0-9_]+)\(0(?:x|\xC3\x97)[0-9a-f]+\) op_mod\(0(?:x|\xC3\x97)[0-9a-f]+\)(?: uid\(-?\d+\))? failed, status (?P<error>[^(\r\n]+)\((?P<status>0(?:x|\xC3\x97)[0-9a-f]+)\), syndrome \((?P<syndrome>0(?:x|\xC3\x97)[0-9a-f]+)\)",
                     &["linux-rdma/mlx5_core/cmd/cmd-*"],
                 ),
                 // irdma's control QP command errors, async event queue overflow, critical
@@ -1483,6 +1527,47 @@ pub(super) static VERBS: Table = Table {
                 // PCIe errors (pri_rbyp_abort, HPE's CXI error guide).
                 r"C_EC_(?:CRIT|UNCOR_NS): [^\r\n]*? error: (?:pri_rbyp_abort|llr_eopb) \(",
             ],
+        },
+        // Kernel RDMA drivers and the RDMA core failing to create or change a verbs resource
+        // (`kernel_rdma.tsv`): the consumer (a ULP, an application through uverbs, the MAD
+        // layer) gets an error. Requests past the device's limits are the caller's (ok rows).
+        Builtin {
+            name: "kernel-rdma-resource-error",
+            class: "rdma_verbs_error",
+            pre_s: PRE,
+            description: "A kernel RDMA driver or the RDMA core could not create or change a verbs resource: bnxt_re's hardware QP, CQ, SRQ, AH, PD or fence MR/MW (its firmware refused), hns RoCE's QP creation, mlx5_ib's QP creation, or ib_mad bringing up a port's management QPs (port open, receive posting, a fatal error on a MAD QP)",
+            example: "[    5.531709] infiniband bnxt_re0: Couldn't open port 1",
+            patterns: &[
+                pat(
+                    r"\b(?:infiniband [\w.-]+|ib_mad): (?:Couldn't (?:open port (?P<port>\d+)(?: for agents)?|start port|post receive WRs|create ib_mad (?:PD|CQ|QP-?\d+)|change QP-?\d+ state to \w+: )|Fatal error \((?P<event>-?\d+)\) on MAD QP \((?P<qp>\d+)\)|ib_post_recv failed: (?P<error>-?\d+)|Failed to request completion notification: )",
+                    &["linux-rdma/ib_core/mad/*"],
+                ),
+                pat(
+                    r": (?:Failed to (?:register fence-MR|alloc fence-HW-MR|dma-map fence-MR-mem|create fence-MW for PD: |create Fence-MR|allocate HW (?:PD|AH)|create HW (?:QP|CQ)\b|modify HW QP|query HW QP|destroy HW QP|(?:create|modify) Shadow QP for QP1)|create HW QP1 failed!|(?:Create|Modify|Query) HW SRQ failed!)",
+                    &[
+                        "linux-rdma/bnxt_re/verbs/register-fence-mr-failed",
+                        "linux-rdma/bnxt_re/verbs/alloc-fence-hw-mr-failed",
+                        "linux-rdma/bnxt_re/verbs/dma-map-fence-mr-failed",
+                        "linux-rdma/bnxt_re/verbs/create-fence-mw-failed",
+                        "linux-rdma/bnxt_re/verbs/create-fence-mr-warn",
+                        "linux-rdma/bnxt_re/verbs/allocate-hw-*",
+                        "linux-rdma/bnxt_re/verbs/create-hw-*",
+                        "linux-rdma/bnxt_re/verbs/create-shadow-qp-failed",
+                        "linux-rdma/bnxt_re/verbs/modify-*",
+                        "linux-rdma/bnxt_re/verbs/query-*",
+                        "linux-rdma/bnxt_re/verbs/destroy-hw-qp-failed",
+                    ],
+                ),
+                pat(
+                    r"\bhns(?:3|_roce) [^\r\n]*?: (?:Create (?:RC )?QP (?:0x[0-9a-fA-F]+ )?failed|create QP type (?:0x)?[0-9a-fA-F]+ failed\(-?\d+\)|Create GSI QP failed!|hns_roce_set_user_sq_size error for create qp)",
+                    &["linux-rdma/hns_roce/qp/*"],
+                ),
+                pat(
+                    r"\(pid -?\d+\): Create QP type -?\d+ failed",
+                    &["linux-rdma/mlx5_ib/qp/create-qp-type-failed"],
+                ),
+            ],
+            unless: &[],
         },
     ],
 };
