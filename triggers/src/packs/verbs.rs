@@ -288,6 +288,7 @@ pub(super) static VERBS: Table = Table {
                 r"Failed status-[^(]*\(\d+\): ",
                 // NVMe-oF: SPDK, Linux nvme-rdma/nvmet-rdma.
                 r"for CQE(?: 0x[0-9a-fA-F]+)? failed with status ",
+                r"nvmet_rdma: received IB QP event: ",
                 r"WC error, (?:qid \d+, )?qp state ",
                 r"Error on CQ 0x",
                 r"CQ error(?: on |, abort| \()",
