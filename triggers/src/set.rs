@@ -183,9 +183,14 @@ struct Full {
 /// Which firing patterns a line may match, by their required literals.
 #[derive(Debug, Clone)]
 struct Gate {
-    /// Every firing pattern's literals; `None` when no pattern has any.
-    literals: Option<AhoCorasick>,
-    /// Per literal of `literals`: the pattern (index in `roles`) it is from.
+    /// Every firing pattern's literals (lower case).
+    needles: Vec<Vec<u8>>,
+    /// Their automaton, built the first time a line is looked at (a reader of
+    /// whole files, which compiles the whole set at once, never needs it);
+    /// `None` inside should it not build: every firing pattern is then a
+    /// candidate, and the whole set soon takes over.
+    literals: OnceLock<Option<AhoCorasick>>,
+    /// Per literal of `needles`: the pattern (index in `roles`) it is from.
     owner: Vec<usize>,
     /// Firing patterns with no required literal: tried on every line.
     always: Vec<usize>,
@@ -198,16 +203,27 @@ impl Gate {
     fn candidates(&self, line: &[u8], lower: &mut Vec<u8>, into: &mut Vec<usize>) {
         into.clear();
         into.extend_from_slice(&self.always);
-        if let Some(ac) = &self.literals {
-            // The literals are lower case: the line is searched in lower case
-            // (cheaper than an automaton that folds case itself, which took
-            // longer to build than the rest of starting up).
-            lower.clear();
-            lower.extend(line.iter().map(u8::to_ascii_lowercase));
-            into.extend(
-                ac.find_overlapping_iter(lower.as_slice())
-                    .map(|m| self.owner[m.pattern().as_usize()]),
-            );
+        if !self.needles.is_empty() {
+            let built = self.literals.get_or_init(|| {
+                AhoCorasick::builder()
+                    .kind(Some(AhoCorasickKind::ContiguousNFA))
+                    .build(&self.needles)
+                    .ok()
+            });
+            match built {
+                Some(ac) => {
+                    // The literals are lower case: the line is searched in lower
+                    // case (cheaper than an automaton that folds case itself,
+                    // which took longer to build than the rest of starting up).
+                    lower.clear();
+                    lower.extend(line.iter().map(u8::to_ascii_lowercase));
+                    into.extend(
+                        ac.find_overlapping_iter(lower.as_slice())
+                            .map(|m| self.owner[m.pattern().as_usize()]),
+                    );
+                }
+                None => into.extend_from_slice(&self.owner),
+            }
         }
         into.sort_unstable();
         into.dedup();
@@ -424,11 +440,11 @@ thread_local! {
 impl TriggerSet {
     /// Compile `defs`. Fails on the first invalid or empty trigger, naming it.
     ///
-    /// Only the literal gate is built here (the built-in patterns' literals
-    /// come from a table, a user's patterns are parsed and checked): an empty log
-    /// with the built-in packs costs what it did with a tenth of the patterns. A
-    /// set whose patterns offer no gate is compiled whole, as the gate would
-    /// have it compiled once [`LAZY_LINES`] lines went through.
+    /// Nothing is compiled here: the patterns' literals are gathered for the gate
+    /// (the built-in patterns' from a table, a user's parsed and checked here,
+    /// so a wrong one is still named at start), and the gate's automaton is built
+    /// the first time a line is looked at. An empty log with the built-in packs
+    /// costs what it did with a tenth of the patterns.
     pub fn new(defs: Vec<TriggerDef>) -> Result<Self, Error> {
         let (jobs, wrong) = jobs(&defs);
         let known = on_two_threads(&jobs, |(pattern, _)| literals_of(pattern));
@@ -452,39 +468,23 @@ impl TriggerSet {
                 }
             }
         }
-        let literals = match needles.is_empty() {
-            true => Ok(None),
-            false => AhoCorasick::builder()
-                .kind(Some(AhoCorasickKind::ContiguousNFA))
-                .build(&needles)
-                .map(Some),
-        };
         let alone = roles.iter().map(|_| OnceLock::new()).collect();
-        let mut set = TriggerSet {
+        Ok(TriggerSet {
             defs,
             roles,
             alone,
             vetoes,
-            gate: None,
+            gate: Some(Gate {
+                needles,
+                literals: OnceLock::new(),
+                owner,
+                always,
+            }),
             full: Arc::new(OnceLock::new()),
             compiling: Arc::new(AtomicBool::new(false)),
             passed: AtomicUsize::new(0),
             lazy_lines: LAZY_LINES,
-        };
-        match literals {
-            Ok(literals) => {
-                set.gate = Some(Gate {
-                    literals,
-                    owner,
-                    always,
-                })
-            }
-            Err(_) => {
-                let full = set.build_full()?;
-                set.full = Arc::new(OnceLock::from(Some(full)));
-            }
-        }
-        Ok(set)
+        })
     }
 
     /// Compile the whole set, as [`TriggerSet::new`] did before it had a gate
