@@ -159,7 +159,8 @@ pub struct TriggerSet {
     lazy_lines: usize,
 }
 
-/// Lines the literal gate lets through before the whole set is compiled. A short
+/// Lines the literal gate lets through before the whole set is compiled (each
+/// look counts: the agent asks `may_fire`, then `match_line`, of a line). A short
 /// log (or the first of a followed one) compiles only the patterns its lines may
 /// match; a long one pays once, on another thread, for the automata that scan it
 /// fastest.
