@@ -260,8 +260,11 @@ fn parse_table(text: &str) -> HashMap<u64, Known> {
             continue;
         };
         let lits: Vec<Vec<u8>> = fields.map(unescape).collect();
+        // A row without literals (or with an empty one) promises nothing: the
+        // pattern is tried on every line rather than never.
         let known = match lits.as_slice() {
             [only] if only == b"*" => Known::Any,
+            _ if lits.is_empty() || lits.iter().any(Vec::is_empty) => Known::Any,
             _ => Known::Required(lits),
         };
         table.insert(k, known);
@@ -434,6 +437,9 @@ mod tests {
         for lit in [&b"a\\b*c d"[..], b"\x1b[\tm", b"\xff\xfe", b"*"] {
             assert_eq!(unescape(&escape(lit)), lit);
         }
+        // A row that names no literal, or an empty one, cannot rule a line out.
+        let table = parse_table("00000000000000a1\n00000000000000a2\t\tx\n00000000000000a3\t*\n");
+        assert!(table.values().all(|k| *k == Known::Any), "{table:?}");
     }
 
     /// `packs/literals.tsv` is what the built-in packs give now (rewritten by

@@ -542,10 +542,17 @@ impl TriggerSet {
                 });
             if spawned.is_err() {
                 // No thread to be had: compile here, once.
-                return self.full.get_or_init(|| self.build_full().ok()).as_ref();
+                return self.whole_now();
             }
         }
         None
+    }
+
+    /// The whole set, compiled here and now unless it is already (or, on
+    /// another thread, being: then this waits for it).
+    fn whole_now(&self) -> Option<&Full> {
+        self.compiling.store(true, Ordering::Relaxed);
+        self.full.get_or_init(|| self.build_full().ok()).as_ref()
     }
 
     /// Whether the whole set is compiled (for tests of the switch).
@@ -646,8 +653,7 @@ impl TriggerSet {
         }
         if chunk.len() >= BULK_CHUNK && self.gate.is_some() && self.lazy_lines != usize::MAX {
             // A reader of whole files: it scans faster with the whole set at once.
-            self.compiling.store(true, Ordering::Relaxed);
-            self.full.get_or_init(|| self.build_full().ok());
+            self.whole_now();
         }
         if let Some((filter, cache)) = self.filter(cache) {
             return filter.lines(cache, chunk, out);
@@ -711,7 +717,7 @@ impl TriggerSet {
                 // A pattern that does not compile alone: ask the whole set.
                 if !whole {
                     out.clear();
-                    match self.full.get_or_init(|| self.build_full().ok()) {
+                    match self.whole_now() {
                         Some(full) => self.match_whole(full, line, out),
                         None => return false,
                     }
